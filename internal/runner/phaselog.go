@@ -1,0 +1,24 @@
+package runner
+
+// PhaseLogSchema is the schema id of --phase-log files.
+const PhaseLogSchema = "vigil.phases/v1"
+
+// Phase names, in the order they happen.
+var PhaseNames = []string{
+	"preflight", "attach", "cgroup", "spawn", "child_runtime",
+	"drain", "archive_write", "teardown",
+}
+
+// PhaseLog is what --phase-log FILE receives (one JSON object) and what
+// run.json carries under "phases_ms".
+type PhaseLog struct {
+	Schema   string             `json:"schema"`
+	RunID    string             `json:"run_id"`
+	PhasesMS map[string]float64 `json:"phases_ms"`
+	TotalMS  float64            `json:"total_ms"`
+	ExitCode int                `json:"exit_code"`
+	// KernelLayer and CgroupCorrelation mirror observation-health.json.
+	KernelLayer       string `json:"kernel_layer"`
+	CgroupCorrelation string `json:"cgroup_correlation"`
+	RingbufDrops      uint64 `json:"ringbuf_drops"`
+}

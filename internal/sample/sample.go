@@ -1,0 +1,132 @@
+// Package sample defines the records vigil bench writes and vigil report
+// reads: the resolved plan (plan.json) and one measured sample per line of
+// samples.jsonl. Types only; producing and summarizing them live elsewhere.
+package sample
+
+// Schema ids carried by the files.
+const (
+	PlanSchema   = "vigil.plan/v1"
+	SampleSchema = "vigil.sample/v1"
+)
+
+// Arm names.
+const (
+	ArmBare = "bare" // workload, tracing off, no Runner
+	ArmA    = "A"    // Runner capture only
+	ArmB    = "B"    // OpenTelemetry only
+	ArmC    = "C"    // both
+)
+
+// Cell is one event-rate preset or custom cell.
+type Cell struct {
+	Name         string `json:"name"`
+	KernelEvents int    `json:"kernel_events"` // worker files (2 opens each)
+	SpanEvents   int    `json:"span_events"`
+	Concurrency  int    `json:"concurrency"`
+	PayloadBytes int    `json:"payload_bytes"`
+}
+
+// Plan is the fully resolved benchmark plan (plan.json).
+type Plan struct {
+	Schema      string            `json:"schema"`
+	CreatedUnix int64             `json:"created_unix"`
+	Arms        []string          `json:"arms"`      // labels; an A/A run repeats an arm under two labels
+	ArmKinds    []string          `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
+	Cells       []Cell            `json:"cells"`
+	Blocks      int               `json:"blocks"`
+	Warmup      int               `json:"warmup"`
+	Order       string            `json:"order"` // "random" or "counterbalanced"
+	Seed        int64             `json:"seed"`
+	MaxReruns   int               `json:"max_reruns"`
+	Shard       string            `json:"shard"`             // "i/n"
+	Command     []string          `json:"command,omitempty"` // user command, when not the built-in agent
+	Host        Host              `json:"host"`
+	Versions    map[string]string `json:"versions"`
+}
+
+// Host describes where samples were taken.
+type Host struct {
+	Hostname  string `json:"hostname"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Kernel    string `json:"kernel"`
+	HostClass string `json:"host_class"` // os-arch-kernel, e.g. linux-amd64-6.18.44
+	CPUs      int    `json:"cpus"`
+}
+
+// Sample is one measured run of one arm in one block (a line of samples.jsonl).
+type Sample struct {
+	Schema   string `json:"schema"`
+	ID       string `json:"id"` // unique within the output dir
+	Cell     string `json:"cell"`
+	Arm      string `json:"arm"`      // label
+	ArmKind  string `json:"arm_kind"` // bare/A/B/C
+	Block    int    `json:"block"`    // 0-based; warm-up blocks are negative
+	Position int    `json:"position"` // order within the block
+	Attempt  int    `json:"attempt"`  // 0 for the first try, 1.. for re-measures
+	Warmup   bool   `json:"warmup"`
+	Seed     int64  `json:"seed"`
+
+	StartUnixNS int64 `json:"start_unix_ns"`
+	WallNS      int64 `json:"wall_ns"` // monotonic, whole process tree
+	UserNS      int64 `json:"user_ns"`
+	SysNS       int64 `json:"sys_ns"`
+	// MaxRSSBytes is the largest single process (wait4 rusage of the
+	// direct child, which covers its reaped descendants' maximum).
+	MaxRSSBytes int64 `json:"max_rss_bytes"`
+	// TreePeakBytes is the whole tree's peak from a per-sample memory cgroup
+	// (v2 memory.peak, or v1 memory.max_usage_in_bytes); -1 if unavailable.
+	TreePeakBytes  int64  `json:"tree_peak_bytes"`
+	TreePeakSource string `json:"tree_peak_source"`
+
+	Artifacts Artifacts `json:"artifacts"`
+
+	ExitCode int `json:"exit_code"`
+
+	// Runner (A/C only).
+	Health          *Health            `json:"health,omitempty"`
+	PhasesMS        map[string]float64 `json:"phases_ms,omitempty"`
+	PhaseResidualMS float64            `json:"phase_residual_ms,omitempty"`
+
+	Calibration Calibration `json:"calibration"`
+
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
+
+	Host     Host              `json:"host"`
+	Versions map[string]string `json:"versions"`
+}
+
+// Artifacts are the sizes of what a sample produced.
+type Artifacts struct {
+	TraceBytes            int64 `json:"trace_bytes"`
+	ArchiveBytes          int64 `json:"archive_bytes"`
+	ArchiveExtractedBytes int64 `json:"archive_extracted_bytes"`
+}
+
+// Health is the part of observation-health.json a sample keeps.
+type Health struct {
+	KernelLayer       string   `json:"kernel_layer"`
+	CgroupCorrelation string   `json:"cgroup_correlation"`
+	RingbufDrops      uint64   `json:"ringbuf_drops"`
+	Reasons           []string `json:"reasons,omitempty"`
+}
+
+// Calibration compares what the workload was asked to do with what each
+// observation layer saw.
+type Calibration struct {
+	// Kernel side (A/C): worker-file opens seen in the archive.
+	KernelExpectedOpens int   `json:"kernel_expected_opens"`
+	KernelWriteOpens    int   `json:"kernel_write_opens"`
+	KernelReadOpens     int   `json:"kernel_read_opens"`
+	KernelMatch         *bool `json:"kernel_match,omitempty"`
+	// Span side (B/C): from the agent's result and trace.
+	SpanRequested int `json:"span_requested"`
+	SpanRetained  int `json:"span_retained"`
+	SpanDropped   int `json:"span_dropped"`
+	SpanLimit     int `json:"span_limit"`
+	// RetainedFirstIndex/LastIndex name which events survived (-1 if none).
+	RetainedFirstIndex int   `json:"retained_first_index"`
+	RetainedLastIndex  int   `json:"retained_last_index"`
+	SpanMatch          *bool `json:"span_match,omitempty"`
+}

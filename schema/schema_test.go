@@ -1,0 +1,17 @@
+package schema
+
+import "testing"
+
+func TestPhasesSchema(t *testing.T) {
+	good := `{"schema":"vigil.phases/v1","run_id":"r","phases_ms":{"preflight":1,"attach":1,"cgroup":1,"spawn":1,"child_runtime":1,"drain":1,"archive_write":1,"teardown":1},"total_ms":8,"exit_code":0,"kernel_layer":"complete","cgroup_correlation":"clean","ringbuf_drops":0}`
+	if err := Validate("phases", []byte(good)); err != nil {
+		t.Fatalf("valid document rejected: %v", err)
+	}
+	bad := `{"schema":"vigil.phases/v1","run_id":"r","phases_ms":{},"total_ms":8,"exit_code":0,"kernel_layer":"done","cgroup_correlation":"clean","ringbuf_drops":0}`
+	if err := Validate("phases", []byte(bad)); err == nil {
+		t.Fatal("invalid document accepted")
+	}
+	if len(Names()) == 0 {
+		t.Fatal("no schemas embedded")
+	}
+}
