@@ -3,6 +3,12 @@ package workload
 // ResultSchema is the schema id of the agent's result line.
 const ResultSchema = "vigil.agent-result/v1"
 
+// Result statuses.
+const (
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
 // Result is the one JSON object vigil agent prints on stdout (or writes to
 // --result-out) when it finishes.
 type Result struct {
@@ -25,9 +31,11 @@ type Result struct {
 	// (len(Events()) and DroppedEvents()); zero when tracing is off.
 	SpanEventsRetained int `json:"span_events_retained"`
 	SpanEventsDropped  int `json:"span_events_dropped"`
-	// SpanEventLimit is the effective per-span event limit (-1 if tracing off).
+	// SpanEventLimit is the effective per-span event limit; -1 when no
+	// limit applies (tracing off, or an unlimited limit was asked for).
 	SpanEventLimit int `json:"span_event_limit"`
-	// SpanEventLimitSource: "sdk-default", "env:OTEL_SPAN_EVENT_COUNT_LIMIT" or "flag".
+	// SpanEventLimitSource: "sdk-default", "env:OTEL_SPAN_EVENT_COUNT_LIMIT",
+	// "flag", or "off" when tracing is off.
 	SpanEventLimitSource string `json:"span_event_limit_source"`
 	// Indexes of the first and last retained span events (-1 if none).
 	RetainedFirstIndex int `json:"retained_first_index"`
@@ -37,4 +45,46 @@ type Result struct {
 	PhasesMS map[string]float64 `json:"phases_ms"`
 	Status   string             `json:"status"` // "ok" or "error"
 	Error    string             `json:"error,omitempty"`
+
+	// WorkDir is the absolute work directory; Kept says whether the run's
+	// files were left in it (--keep).
+	WorkDir string `json:"work_dir"`
+	Kept    bool   `json:"kept"`
+	// Bytes moved by the worker-file phase (files_written/read x payload).
+	WorkerBytesWritten int64 `json:"worker_bytes_written"`
+	WorkerBytesRead    int64 `json:"worker_bytes_read"`
+
+	// The fake model's calls, token usage and final answer.
+	ModelCalls   int    `json:"model_calls"`
+	InputTokens  int    `json:"input_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	FinalAnswer  string `json:"final_answer"`
+
+	// OTelDisabledBy says what turned tracing off: "flag" or
+	// "env:OTEL_SDK_DISABLED" (empty when tracing is on).
+	OTelDisabledBy string `json:"otel_disabled_by,omitempty"`
+	// SpansEnded counts spans the SDK ended; TraceSpansWritten counts the
+	// spans in --trace-out (equal unless spans were lost on the way).
+	SpansEnded        int   `json:"spans_ended"`
+	TraceSpansWritten int   `json:"trace_spans_written"`
+	TraceLines        int   `json:"trace_lines"`
+	TraceBytes        int64 `json:"trace_bytes"`
+	// OTLP/HTTP export (--otlp-endpoint): spans accepted and spans whose
+	// export failed.
+	OTLPEndpoint      string `json:"otlp_endpoint,omitempty"`
+	OTLPSpansExported int    `json:"otlp_spans_exported"`
+	OTLPSpansFailed   int    `json:"otlp_spans_failed"`
+
+	// SDK event log written for vigil record, and its line count.
+	SDKEventLog string `json:"sdk_event_log,omitempty"`
+	RunID       string `json:"run_id,omitempty"`
+	SDKEvents   int    `json:"sdk_events"`
+
+	// Invocation is the counter value when --fail-every is in use;
+	// FailInjected says this invocation was made to fail.
+	Invocation   int  `json:"invocation,omitempty"`
+	FailInjected bool `json:"fail_injected"`
+
+	// Warnings lists anything ignored or lost that did not fail the run.
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -1,0 +1,81 @@
+package workload
+
+import (
+	"encoding/json"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"vigil/internal/event"
+)
+
+// sdkLog appends event.SDK lines to the file vigil record named. The file
+// is opened once, so the log adds one open for the whole run and none per
+// event; each line is one write, so a crash keeps every earlier line.
+type sdkLog struct {
+	mu    sync.Mutex
+	f     *os.File
+	runID string
+	pid   int
+	seq   uint64
+	err   error // first write error; later writes are skipped and it is reported
+}
+
+func openSDKLog(path, runID string) (*sdkLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &sdkLog{f: f, runID: runID, pid: os.Getpid()}, nil
+}
+
+// monoNS is CLOCK_MONOTONIC in nanoseconds, the clock bpf_ktime_get_ns
+// reads, so SDK events and kernel events share a time axis.
+func monoNS() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return 0
+	}
+	return uint64(ts.Nano())
+}
+
+// emit writes one event; a nil log does nothing.
+func (l *sdkLog) emit(typ, toolCallID, toolName, status string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	ev := event.SDK{
+		Schema: event.SDKSchema, RunID: l.runID, Seq: l.seq, Type: typ,
+		MonoNS: monoNS(), TimeUnixNS: time.Now().UnixNano(), PID: l.pid,
+		ToolCallID: toolCallID, ToolName: toolName, Status: status,
+	}
+	b, err := json.Marshal(ev)
+	if err == nil {
+		_, err = l.f.Write(append(b, '\n'))
+	}
+	if err != nil {
+		l.err = err
+		return
+	}
+	l.seq++
+}
+
+// close returns the number of lines written and the first error.
+func (l *sdkLog) close() (int, error) {
+	if l == nil {
+		return 0, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.f.Close(); err != nil && l.err == nil {
+		l.err = err
+	}
+	return int(l.seq), l.err
+}
