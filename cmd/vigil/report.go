@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"vigil/internal/report"
+)
+
+func init() {
+	o := report.DefaultOptions()
+	var out, tolerance, wallFloor, memFloor string
+	cmd := &cobra.Command{
+		Use:   "report DIR...",
+		Short: "Statistics and findings from vigil bench output directories",
+		Long: `vigil report reads plan.json and samples.jsonl from each DIR (shards of one
+plan are merged; other host classes are reported side by side) and writes
+summary.json, bmf.json, bench.txt, findings.md and report.html into --out
+(default: the single DIR), then prints a summary table.
+
+Decomposition verdicts compare the per-block interaction C - A - B + bare
+with a tolerance of max(--tolerance percent of the bare median,
+--tolerance-wall-floor) for wall time and max(--tolerance percent,
+--tolerance-mem-floor) for memory.
+
+Bad input exits 125 with a one-line error and writes nothing.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			fail := func(err error) error {
+				fmt.Fprintln(cmd.ErrOrStderr(), "vigil report: "+err.Error())
+				return exitError{ExitRunnerFailure}
+			}
+			var err error
+			if o.TolerancePct, err = parsePercent(tolerance); err != nil {
+				return fail(fmt.Errorf("--tolerance %q: %v", tolerance, err))
+			}
+			d, err := time.ParseDuration(wallFloor)
+			if err != nil || d < 0 {
+				return fail(fmt.Errorf("--tolerance-wall-floor %q: want a duration like 1ms", wallFloor))
+			}
+			o.WallFloorNS = float64(d.Nanoseconds())
+			if o.MemFloorBytes, err = parseBytes(memFloor); err != nil {
+				return fail(fmt.Errorf("--tolerance-mem-floor %q: %v", memFloor, err))
+			}
+			if out == "" {
+				if len(dirs) > 1 {
+					return fail(fmt.Errorf("--out is required with several DIRs"))
+				}
+				out = dirs[0]
+			}
+			o.Version = version
+			o.Inputs = dirs
+			plans, samples, err := report.Load(dirs...)
+			if err != nil {
+				return fail(err)
+			}
+			s, err := report.WriteMerged(out, plans, samples, dirs, o)
+			if err != nil {
+				return fail(err)
+			}
+			if err := report.WriteTable(cmd.OutOrStdout(), s); err != nil {
+				return fail(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/{%s,%s,%s,%s,%s}\n", out, report.SummaryFile, report.BMFFile, report.BenchTxtFile, report.FindingsFile, report.HTMLFile)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "output directory (default: the single input DIR)")
+	f.StringVar(&tolerance, "tolerance", "5%", "additivity tolerance as a percentage of the bare arm's median")
+	f.StringVar(&wallFloor, "tolerance-wall-floor", "1ms", "smallest wall-time tolerance")
+	f.StringVar(&memFloor, "tolerance-mem-floor", "1MiB", "smallest memory tolerance (bytes, or KiB/MiB/GiB)")
+	f.Float64Var(&o.Confidence, "confidence", o.Confidence, "confidence level of every interval")
+	f.IntVar(&o.BootstrapReps, "bootstrap", o.BootstrapReps, "bootstrap resamples for ratio intervals")
+	rootCmd.AddCommand(cmd)
+}
+
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("want a non-negative percentage like 5%%")
+	}
+	return v, nil
+}
+
+func parseBytes(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range []struct {
+		suf string
+		m   float64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suf) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suf)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("want a non-negative size like 1MiB")
+	}
+	return v * mult, nil
+}

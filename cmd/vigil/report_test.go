@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runReport runs `vigil report args...` in process and returns its
+// stdout, stderr and error.
+func runReport(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errb)
+	rootCmd.SetArgs(append([]string{"report"}, args...))
+	defer rootCmd.SetArgs(nil)
+	err := rootCmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+const testPlan = `{"schema":"vigil.plan/v1","arms":["bare","A"],"arm_kinds":["bare","A"],"cells":[{"name":"control","kernel_events":0,"span_events":0,"concurrency":1,"payload_bytes":128}],"blocks":1,"warmup":0,"order":"random","seed":1,"shard":"1/1","host":{"hostname":"h","os":"linux","arch":"amd64","kernel":"6.18","host_class":"linux-amd64-6.18","cpus":2},"versions":{"vigil":"t"}}`
+
+func testSample(id, arm string) string {
+	return `{"schema":"vigil.sample/v1","id":"` + id + `","cell":"control","arm":"` + arm + `","arm_kind":"` + arm + `","block":0,"wall_ns":50000000,"user_ns":1,"sys_ns":1,"max_rss_bytes":1000,"tree_peak_bytes":2000,"valid":true,"host":{"host_class":"linux-amd64-6.18"}}`
+}
+
+func TestReportCommandBadInput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(testPlan), 0o644)
+	sf := filepath.Join(dir, "samples.jsonl")
+	os.WriteFile(sf, []byte(testSample("s1", "bare")+"\n"+testSample("s2", "A")+"\n{not json\n"), 0o644)
+	out := t.TempDir()
+	_, stderr, err := runReport(t, dir, "--out", out)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != ExitRunnerFailure {
+		t.Fatalf("malformed line: err %v, want exit %d", err, ExitRunnerFailure)
+	}
+	if !strings.Contains(stderr, sf+":3: malformed sample") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q: want one line naming %s:3", stderr, sf)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("partial outputs written: %v", ents)
+	}
+	missing := filepath.Join(dir, "missing")
+	if _, stderr, err := runReport(t, missing); !errors.As(err, &ee) || !strings.Contains(stderr, missing) {
+		t.Errorf("missing dir: %v %q", err, stderr)
+	}
+	if _, _, err := runReport(t, dir, "--tolerance", "lots"); !errors.As(err, &ee) {
+		t.Errorf("bad --tolerance accepted: %v", err)
+	}
+}
+
+func TestReportCommandWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(testPlan), 0o644)
+	os.WriteFile(filepath.Join(dir, "samples.jsonl"), []byte(testSample("s1", "bare")+"\n"+testSample("s2", "A")+"\n"), 0o644)
+	stdout, stderr, err := runReport(t, dir, "--out", dir, "--tolerance", "3%")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	if !strings.Contains(stdout, "-- cell control") || !strings.Contains(stdout, "50.00 ms") {
+		t.Errorf("table missing: %s", stdout)
+	}
+	for _, f := range []string{"summary.json", "bmf.json", "bench.txt", "findings.md", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written", f)
+		}
+	}
+}

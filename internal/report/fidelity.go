@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+
+	"vigil/internal/sample"
+)
+
+// kernelFidelity summarizes the kernel calibration of every non-warm-up
+// A/C sample of a cell, valid or not: a failed calibration is what makes a
+// sample invalid, so counting only valid ones would hide it.
+func kernelFidelity(r *run, cell sample.Cell) *KernelFidelity {
+	k := &KernelFidelity{ExpectedWrite: cell.KernelEvents, ExpectedRead: cell.KernelEvents}
+	first := true
+	for i := range r.samples {
+		s := &r.samples[i]
+		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != sample.ArmA && s.ArmKind != sample.ArmC) {
+			continue
+		}
+		k.Samples++
+		if s.Health != nil {
+			k.RingbufDrops += s.Health.RingbufDrops
+			if s.Health.KernelLayer == "complete" {
+				k.KernelComplete++
+			}
+			if s.Health.CgroupCorrelation == "clean" {
+				k.CgroupClean++
+			}
+		}
+		if s.Calibration.KernelMatch == nil {
+			continue
+		}
+		k.Evaluated++
+		if *s.Calibration.KernelMatch {
+			k.Matched++
+		}
+		if s.Calibration.KernelExpectedOpens > 0 {
+			k.ExpectedWrite = s.Calibration.KernelExpectedOpens / 2
+			k.ExpectedRead = s.Calibration.KernelExpectedOpens - k.ExpectedWrite
+		}
+		w, rd := s.Calibration.KernelWriteOpens, s.Calibration.KernelReadOpens
+		if first {
+			k.ObservedWriteMin, k.ObservedWriteMax, k.ObservedReadMin, k.ObservedReadMax = w, w, rd, rd
+			first = false
+		}
+		k.ObservedWriteMin = min(k.ObservedWriteMin, w)
+		k.ObservedWriteMax = max(k.ObservedWriteMax, w)
+		k.ObservedReadMin = min(k.ObservedReadMin, rd)
+		k.ObservedReadMax = max(k.ObservedReadMax, rd)
+	}
+	if k.Samples == 0 {
+		return nil
+	}
+	k.AllMatched = k.Evaluated == k.Samples && k.Matched == k.Samples
+	k.Healthy = k.AllMatched && k.RingbufDrops == 0 && k.KernelComplete == k.Samples && k.CgroupClean == k.Samples
+	return k
+}
+
+// spanFidelity summarizes span retention of the non-warm-up B/C samples
+// of a cell that requested span events.
+func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
+	f := &SpanFidelity{Requested: cell.SpanEvents}
+	ends := map[string]int{}
+	first := true
+	for i := range r.samples {
+		s := &r.samples[i]
+		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != sample.ArmB && s.ArmKind != sample.ArmC) {
+			continue
+		}
+		c := s.Calibration
+		if c.SpanRequested == 0 && cell.SpanEvents == 0 {
+			continue
+		}
+		f.Samples++
+		if c.SpanRequested > 0 {
+			f.Requested = c.SpanRequested
+		}
+		if c.SpanLimit > 0 {
+			f.Limit = c.SpanLimit
+		}
+		if first {
+			f.RetainedMin, f.RetainedMax, f.DroppedMin, f.DroppedMax = c.SpanRetained, c.SpanRetained, c.SpanDropped, c.SpanDropped
+			first = false
+		}
+		f.RetainedMin = min(f.RetainedMin, c.SpanRetained)
+		f.RetainedMax = max(f.RetainedMax, c.SpanRetained)
+		f.DroppedMin = min(f.DroppedMin, c.SpanDropped)
+		f.DroppedMax = max(f.DroppedMax, c.SpanDropped)
+		ends[droppedEnd(c)]++
+	}
+	if f.Samples == 0 {
+		return nil
+	}
+	switch len(ends) {
+	case 1:
+		for e := range ends {
+			f.DroppedEnd = e
+		}
+	default:
+		f.DroppedEnd = "mixed"
+	}
+	f.Clipped = f.DroppedMax > 0 || f.RetainedMin < f.Requested
+	retained := fmt.Sprint(f.RetainedMin)
+	if f.RetainedMax != f.RetainedMin {
+		retained = fmt.Sprintf("%d–%d", f.RetainedMin, f.RetainedMax)
+	}
+	dropped := fmt.Sprint(f.DroppedMin)
+	if f.DroppedMax != f.DroppedMin {
+		dropped = fmt.Sprintf("%d–%d", f.DroppedMin, f.DroppedMax)
+	}
+	switch f.DroppedEnd {
+	case "none":
+		f.Text = fmt.Sprintf("all %d requested span events retained in %d samples", f.Requested, f.Samples)
+	case "oldest":
+		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; the oldest events were dropped, the newest %s kept", retained, f.Requested, dropped, retained)
+	case "newest":
+		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; the newest events were dropped, the oldest %s kept", retained, f.Requested, dropped, retained)
+	default:
+		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; which events were dropped differs between samples or is not a contiguous end", retained, f.Requested, dropped)
+	}
+	if f.Limit > 0 {
+		f.Text += fmt.Sprintf(" (span event limit %d)", f.Limit)
+	}
+	return f
+}
+
+// droppedEnd classifies which events survived from the retained index range.
+func droppedEnd(c sample.Calibration) string {
+	switch {
+	case c.SpanRetained >= c.SpanRequested && c.SpanDropped == 0:
+		return "none"
+	case c.SpanRetained == 0:
+		return "all"
+	case c.RetainedLastIndex == c.SpanRequested-1 && c.RetainedFirstIndex == c.SpanRequested-c.SpanRetained:
+		return "oldest"
+	case c.RetainedFirstIndex == 0 && c.RetainedLastIndex == c.SpanRetained-1:
+		return "newest"
+	}
+	return "mixed"
+}

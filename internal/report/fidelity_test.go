@@ -1,0 +1,64 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"vigil/internal/sample"
+)
+
+func TestDroppedEnd(t *testing.T) {
+	for _, c := range []struct {
+		req, ret, first, last int
+		want                  string
+	}{
+		{500, 128, 372, 499, "oldest"},
+		{500, 128, 0, 127, "newest"},
+		{100, 100, 0, 99, "none"},
+		{500, 128, 10, 137, "mixed"},
+		{500, 0, -1, -1, "all"},
+	} {
+		cal := sample.Calibration{SpanRequested: c.req, SpanRetained: c.ret, SpanDropped: c.req - c.ret, RetainedFirstIndex: c.first, RetainedLastIndex: c.last}
+		if got := droppedEnd(cal); got != c.want {
+			t.Errorf("%+v: %s, want %s", c, got, c.want)
+		}
+	}
+}
+
+func TestKernelUnhealthyCell(t *testing.T) {
+	p, ss := referenceRun().build()
+	for i := range ss {
+		if ss[i].Cell == "x1000" && ss[i].Block == 7 && ss[i].ArmKind == sample.ArmC {
+			ss[i].Health.RingbufDrops = 12
+			ss[i].Health.KernelLayer = "partial"
+			ss[i].Calibration.KernelReadOpens = 991
+			ss[i].Calibration.KernelMatch = boolp(false)
+			ss[i].Valid = false
+			ss[i].InvalidReason = "calibration mismatch"
+		}
+	}
+	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *Finding
+	for i := range s.Findings {
+		if s.Findings[i].Title == "Kernel capture fidelity" {
+			f = &s.Findings[i]
+		}
+	}
+	if f == nil {
+		t.Fatal("no kernel finding")
+	}
+	if !strings.Contains(f.Claim, "but not in x1000") {
+		t.Errorf("claim %q does not name the unhealthy cell", f.Claim)
+	}
+	joined := strings.Join(f.Evidence, "\n")
+	if !strings.Contains(joined, "40/41 A/C samples matched calibration (write opens 1000 of 1000 expected, read opens 991–1000 of 1000); ringbuf_drops 12; kernel_layer complete 40/41") {
+		t.Errorf("evidence does not carry the counts:\n%s", joined)
+	}
+	k := s.Runs[0].Cells[1].Kernel
+	if k.Healthy || k.AllMatched {
+		t.Errorf("x1000 kernel fidelity %+v", k)
+	}
+}

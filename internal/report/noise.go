@@ -1,0 +1,77 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"vigil/internal/stats"
+)
+
+// noiseFloor collects the comparisons between two labels that run the
+// same arm kind (an A/A design). Any interval excluding 0 there is a false
+// difference; their rate and width are what a user should expect from
+// real comparisons at this budget.
+func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
+	nf := &NoiseFloor{NominalRate: 1 - conf}
+	var rel []float64
+	for _, c := range cells {
+		kinds := map[string]string{}
+		for _, a := range c.Arms {
+			kinds[a.Arm] = a.ArmKind
+		}
+		for _, cmp := range c.Comparisons {
+			if kinds[cmp.Base] != kinds[cmp.Other] || cmp.Pairs == 0 {
+				continue
+			}
+			base := armNamed(c.Arms, cmp.Base)
+			med := baseMedian(base, cmp.Metric)
+			item := NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
+			if med != 0 && cmp.Diff.Bounded() {
+				item.RelHalfWidth = math.Max(cmp.Diff.Hi()-cmp.Diff.Value, cmp.Diff.Value-cmp.Diff.Lo()) / med
+				rel = append(rel, item.RelHalfWidth)
+			}
+			nf.Items = append(nf.Items, item)
+			nf.Comparisons++
+			if item.ExcludesZero {
+				nf.ExcludingZero++
+			}
+		}
+	}
+	if nf.Comparisons == 0 {
+		return nil
+	}
+	nf.FalseRate = float64(nf.ExcludingZero) / float64(nf.Comparisons)
+	if len(rel) > 0 {
+		nf.MedianRelHalfWidth = stats.Median(rel)
+	}
+	nf.Text = fmt.Sprintf("%d of %d A/A intervals exclude 0 (false-difference rate %.0f%%, nominal %.0f%%); the median A/A interval half-width is %.1f%% of the median, so differences smaller than that are not distinguishable from noise at this budget",
+		nf.ExcludingZero, nf.Comparisons, 100*nf.FalseRate, 100*nf.NominalRate, 100*nf.MedianRelHalfWidth)
+	return nf
+}
+
+func armNamed(arms []*ArmSummary, name string) *ArmSummary {
+	for _, a := range arms {
+		if a.Arm == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// baseMedian is the median of metric for arm a, 0 when unavailable.
+func baseMedian(a *ArmSummary, metric string) float64 {
+	if a == nil {
+		return 0
+	}
+	switch {
+	case metric == metricWall.name && a.Wall != nil:
+		return a.Wall.Median.Value
+	case metric == metricCPU.name && a.CPU != nil:
+		return a.CPU.Median.Value
+	case metric == metricRSS.name && a.MaxRSS != nil:
+		return a.MaxRSS.Median.Value
+	case metric == metricPeak.name && a.TreePeak != nil:
+		return a.TreePeak.Median.Value
+	}
+	return 0
+}

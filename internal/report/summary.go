@@ -1,0 +1,22 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"vigil/schema"
+)
+
+// renderSummary encodes summary.json and checks it against
+// schema/summary.schema.json before anything is written.
+func renderSummary(s *Summary) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("summary.json: %v", err)
+	}
+	b = append(b, '\n')
+	if err := schema.Validate("summary", b); err != nil {
+		return nil, fmt.Errorf("summary.json does not match its schema: %v", err)
+	}
+	return b, nil
+}
