@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"vigil/internal/archive"
+	"vigil/internal/evidence"
+)
+
+var inspectFlags struct {
+	json bool
+	top  int
+}
+
+var inspectCmd = &cobra.Command{
+	Use:   "inspect ARCHIVE",
+	Short: "Summarize an evidence archive (health, counts, paths, execs, network, tool calls)",
+	Long: `inspect verifies the archive exactly as "vigil verify" does, then prints a
+summary: observation health with its reasons, events per kind, the most
+opened paths, executed programs, network endpoints and, when the workload
+reported them, its tool calls with the kernel events inside each.
+
+--json prints one JSON object instead (schema "inspect", id vigil.inspect/v1:
+run fields, the archive's observation-health.json unchanged under "health",
+total_events, top_paths [{path, opens}], distinct_paths, files_read,
+files_written, files_created, open_failures, execs, network, tool_calls
+[{tool_call_id, tool_name, status, completed, duration_ns, kernel_events,
+by_kind}], unattributed_events).
+
+Exit codes: 0 ok; 1 the archive failed verification (one line on stderr
+naming the entry); 125 the archive could not be read or bad flags.`,
+	Args: cobra.ExactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		if inspectFlags.top < 0 {
+			return fmt.Errorf("--top %d: must be >= 0", inspectFlags.top)
+		}
+		b, err := archive.Read(args[0])
+		if err != nil {
+			if !isVerifyFailure(err) {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", args[0], err)
+			return exitError{ExitVerifyFailed}
+		}
+		s := evidence.Summarize(b, inspectFlags.top)
+		out := cmd.OutOrStdout()
+		if inspectFlags.json {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(s)
+		}
+		_, err = fmt.Fprint(out, s.Text())
+		return err
+	},
+}
+
+func init() {
+	inspectCmd.Flags().BoolVar(&inspectFlags.json, "json", false, "print one JSON object (schema vigil.inspect/v1) instead of text")
+	inspectCmd.Flags().IntVar(&inspectFlags.top, "top", 10, "how many of the most-opened paths to list")
+	rootCmd.AddCommand(inspectCmd)
+}

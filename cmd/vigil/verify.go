@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"vigil/internal/archive"
+	"vigil/internal/evidence"
+)
+
+// ExitVerifyFailed is the exit code of verify and inspect when an archive
+// was read but failed verification.
+const ExitVerifyFailed = 1
+
+var verifyCmd = &cobra.Command{
+	Use:   "verify ARCHIVE...",
+	Short: "Check evidence archives: hashes, schemas, cross-file consistency",
+	Long: `verify checks each archive completely: gzip and tar structure (one gzip
+member, regular files only, no path escapes, no duplicate, unexpected,
+missing or oversized entries), manifest.json first and every other entry's
+sha256 and size against it, every entry against its JSON Schema (NDJSON line
+by line), canonical encoding, and cross-file consistency (one run id
+everywhere; health counts equal to the kernel layer; health verdicts such as
+kernel_layer "complete" implied by the recorded drops, decode errors, probes,
+drain and cgroup correlation; capability surface and correlation report
+equal to what the layers derive).
+
+Limits: one entry at most 1 GiB uncompressed (manifest.json 1 MiB), the
+whole archive at most 2 GiB uncompressed.
+
+Prints "ok: RUN_ID ARCHIVE ..." per good archive on stdout. For a bad one it
+prints one line "vigil: ARCHIVE: ENTRY: what is wrong" on stderr.
+
+Exit codes: 0 all archives verified; 1 an archive failed verification;
+125 an archive could not be read at all (missing, unreadable).`,
+	Args: cobra.MinimumNArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		failed := false
+		for _, path := range args {
+			b, err := archive.Read(path)
+			if err != nil {
+				if !isVerifyFailure(err) {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", path, err)
+				failed = true
+				continue
+			}
+			h := b.Health
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d\n",
+				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, len(b.Kernel), h.RingbufDrops.Total)
+		}
+		if failed {
+			return exitError{ExitVerifyFailed}
+		}
+		return nil
+	},
+}
+
+// isVerifyFailure tells a defect in the archive (exit 1) from failing to
+// read the file at all (exit 125).
+func isVerifyFailure(err error) bool {
+	var ee *evidence.EntryError
+	return errors.As(err, &ee)
+}
+
+func init() { rootCmd.AddCommand(verifyCmd) }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vigil/internal/archive"
+	"vigil/internal/evidence/evidencetest"
+	"vigil/schema"
+)
+
+// runVigil runs the root command with args and returns stdout, stderr and
+// the error RunE returned.
+func runVigil(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	rootCmd.SetArgs(args)
+	defer func() {
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		rootCmd.SetArgs(nil)
+	}()
+	err := rootCmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func writeArchives(t *testing.T) (good, bad string) {
+	t.Helper()
+	dir := t.TempDir()
+	good = filepath.Join(dir, "good.tar.gz")
+	if err := archive.Write(good, evidencetest.Bundle(60, 2)); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(good)
+	bad = filepath.Join(dir, "bad.tar.gz")
+	if err := os.WriteFile(bad, data[:len(data)-4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return good, bad
+}
+
+func exitCode(err error) int {
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if err != nil {
+		return ExitRunnerFailure
+	}
+	return 0
+}
+
+func TestVerifyCommand(t *testing.T) {
+	good, bad := writeArchives(t)
+	out, _, err := runVigil(t, "verify", good)
+	if err != nil || !strings.HasPrefix(out, "ok: "+evidencetest.RunID+" "+good+" kernel_layer=complete") {
+		t.Fatalf("verify good: %q, %v", out, err)
+	}
+	out, errOut, err := runVigil(t, "verify", good, bad)
+	if exitCode(err) != ExitVerifyFailed {
+		t.Fatalf("verify bad: exit %d (%v)", exitCode(err), err)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "vigil: "+bad+": truncated gzip stream") {
+		t.Fatalf("verify bad stderr = %q", errOut)
+	}
+	if !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("good archive not reported alongside the bad one: %q", out)
+	}
+	_, _, err = runVigil(t, "verify", filepath.Join(t.TempDir(), "none.tar.gz"))
+	if exitCode(err) != ExitRunnerFailure || !strings.Contains(err.Error(), "none.tar.gz") {
+		t.Fatalf("verify missing file: exit %d, %v", exitCode(err), err)
+	}
+}
+
+func TestInspectCommand(t *testing.T) {
+	good, bad := writeArchives(t)
+	out, _, err := runVigil(t, "inspect", good)
+	if err != nil || !strings.Contains(out, "kernel layer        complete") || !strings.Contains(out, "tool calls (2;") {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	out, _, err = runVigil(t, "inspect", "--json", "--top", "2", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("inspect", []byte(out)); err != nil {
+		t.Fatalf("inspect --json does not match its schema: %v\n%s", err, out)
+	}
+	if strings.Count(out, `"opens"`) != 2 {
+		t.Fatalf("--top 2 not applied:\n%s", out)
+	}
+	_, errOut, err := runVigil(t, "inspect", "--json=false", "--top", "10", bad)
+	if exitCode(err) != ExitVerifyFailed || !strings.Contains(errOut, bad) {
+		t.Fatalf("inspect bad: exit %d, %q", exitCode(err), errOut)
+	}
+}

@@ -1,0 +1,259 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/schema"
+)
+
+// requiredEntries must be present in every archive.
+var requiredEntries = []string{evidence.EntryRun, evidence.EntryKernel, evidence.EntrySurface, evidence.EntryHealth}
+
+// decodeFiles checks the manifest against the entries, validates and
+// decodes each entry, and checks cross-file consistency.
+func decodeFiles(files []file) (*evidence.Bundle, error) {
+	mf := files[0]
+	if err := validate(mf); err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := strictJSON(mf.data, &m); err != nil {
+		return nil, entryErr(mf.path, "%v", err)
+	}
+	if err := canonical(mf)(marshalDoc(&m)); err != nil {
+		return nil, err
+	}
+	content := map[string][]byte{}
+	for _, f := range files[1:] {
+		content[f.path] = f.data
+	}
+	listed := map[string]bool{}
+	for i, e := range m.Entries {
+		if listed[e.Path] {
+			return nil, entryErr(mf.path, "lists %s twice", e.Path)
+		}
+		if i > 0 && e.Path < m.Entries[i-1].Path {
+			return nil, entryErr(mf.path, "entries not sorted (%s after %s)", e.Path, m.Entries[i-1].Path)
+		}
+		listed[e.Path] = true
+		data, ok := content[e.Path]
+		if !ok {
+			return nil, entryErr(e.Path, "listed in %s but missing from the archive", mf.path)
+		}
+		if int64(len(data)) != e.Bytes {
+			return nil, entryErr(e.Path, "%d bytes but %s says %d", len(data), mf.path, e.Bytes)
+		}
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); got != e.SHA256 {
+			return nil, entryErr(e.Path, "content sha256 %s does not match %s's %s", got, mf.path, e.SHA256)
+		}
+	}
+	for _, f := range files[1:] {
+		if !listed[f.path] {
+			return nil, entryErr(f.path, "not listed in %s", mf.path)
+		}
+	}
+	for _, p := range requiredEntries {
+		if !listed[p] {
+			return nil, entryErr(p, "missing (required in every archive)")
+		}
+	}
+	for _, f := range files[1:] {
+		if err := validate(f); err != nil {
+			return nil, err
+		}
+	}
+
+	b := &evidence.Bundle{}
+	var err error
+	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
+		return nil, err
+	}
+	if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
+		return nil, err
+	}
+	if b.SDK, err = decodeLines[event.SDK](files, evidence.EntrySDK); err != nil {
+		return nil, err
+	}
+	if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
+		return nil, err
+	}
+	if _, ok := content[evidence.EntryCorrelation]; ok {
+		b.Correlation = &evidence.CorrelationReport{}
+		if err = decodeDoc(files, evidence.EntryCorrelation, b.Correlation); err != nil {
+			return nil, err
+		}
+	}
+	if err = decodeDoc(files, evidence.EntryHealth, &b.Health); err != nil {
+		return nil, err
+	}
+	if m.RunID != b.Run.RunID {
+		return nil, entryErr(mf.path, "run_id %q differs from %s's %q", m.RunID, evidence.EntryRun, b.Run.RunID)
+	}
+	if m.VigilVersion != b.Run.VigilVersion {
+		return nil, entryErr(mf.path, "vigil_version %q differs from %s's %q", m.VigilVersion, evidence.EntryRun, b.Run.VigilVersion)
+	}
+	if err := evidence.Check(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func validate(f file) error {
+	name := evidence.EntrySchemas[f.path]
+	var err error
+	if strings.HasSuffix(f.path, ".ndjson") {
+		err = validateLines(name, f.data)
+	} else {
+		err = schema.Validate(name, f.data)
+	}
+	if err != nil {
+		return entryErr(f.path, "schema %s: %v", name, err)
+	}
+	return nil
+}
+
+// validateLines is schema.ValidateNDJSON spread over the CPUs: schema
+// validation dominates verification time, and lines are independent.
+// The error names the first failing line, as the sequential check would.
+func validateLines(name string, data []byte) error {
+	var lines [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			lines, data = append(lines, data), nil
+		} else {
+			lines, data = append(lines, data[:i]), data[i+1:]
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/1024)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Interleaved chunks of 256 lines keep the workers even.
+			for start := w * 256; start < len(lines); start += workers * 256 {
+				for i := start; i < min(start+256, len(lines)); i++ {
+					if errs[w] != nil {
+						return
+					}
+					if len(bytes.TrimSpace(lines[i])) == 0 {
+						errs[w] = lineError{i + 1, "empty line"}
+					} else if err := schema.Validate(name, lines[i]); err != nil {
+						errs[w] = lineError{i + 1, err.Error()}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if le, ok := err.(lineError); ok && (first == nil || le.line < first.(lineError).line) {
+			first = err
+		}
+	}
+	return first
+}
+
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+func find(files []file, path string) (file, bool) {
+	for _, f := range files {
+		if f.path == path {
+			return f, true
+		}
+	}
+	return file{}, false
+}
+
+func decodeDoc[T any](files []file, path string, v *T) error {
+	f, ok := find(files, path)
+	if !ok {
+		return entryErr(path, "missing")
+	}
+	if err := strictJSON(f.data, v); err != nil {
+		return entryErr(path, "%v", err)
+	}
+	return canonical(f)(marshalDoc(v))
+}
+
+// decodeLines decodes an NDJSON entry; a missing entry decodes to nil.
+func decodeLines[T any](files []file, path string) ([]T, error) {
+	f, ok := find(files, path)
+	if !ok {
+		return nil, nil
+	}
+	var out []T
+	dec := json.NewDecoder(bytes.NewReader(f.data))
+	dec.DisallowUnknownFields()
+	for line := 1; ; line++ {
+		var v T
+		if err := dec.Decode(&v); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, entryErr(path, "line %d: %v", line, err)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 && path == evidence.EntrySDK {
+		return nil, entryErr(path, "present but empty")
+	}
+	if k, ok := any(out).([]event.Kernel); ok {
+		return out, canonical(f)(marshalKernel(k))
+	}
+	return out, canonical(f)(marshalLines(out))
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("data after the JSON document")
+	}
+	return nil
+}
+
+// canonical requires that f re-encodes to exactly its bytes, which rules
+// out duplicate keys, reordered fields and any other second spelling of
+// the same content.
+// It is used as canonical(f)(marshalDoc(v)).
+func canonical(f file) func(again []byte, err error) error {
+	return func(again []byte, err error) error {
+		if err != nil {
+			return entryErr(f.path, "re-encoding: %v", err)
+		}
+		if !bytes.Equal(again, f.data) {
+			return entryErr(f.path, "not in canonical encoding (%s)", firstByteDiff(f.data, again))
+		}
+		return nil
+	}
+}
+
+func firstByteDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return fmt.Sprintf("differs from its canonical form at byte %d", i)
+}

@@ -1,0 +1,216 @@
+package archive
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// Encode writes b as an archive to w. It refuses, before writing anything,
+// a bundle whose documents disagree (evidence.Check) or that exceeds the
+// read limits, so Verify cannot reject what it writes on those grounds;
+// schema validity of the values (an unknown event kind, say) is checked by
+// Verify only. The check runs alongside the encoding, which is buffered
+// until the check has passed.
+func Encode(w io.Writer, b *evidence.Bundle) error {
+	checked := make(chan error, 1)
+	go func() { checked <- evidence.Check(b) }()
+	var buf bytes.Buffer
+	files, err := marshalEntries(b)
+	if err == nil {
+		err = writeTarGz(&buf, files)
+	}
+	if cerr := <-checked; cerr != nil {
+		return fmt.Errorf("inconsistent bundle: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// Write writes b to path atomically: it encodes into a temporary file in the
+// same directory, syncs it, renames it over path and syncs the directory.
+// On any error before the rename the temporary file is removed and path is
+// left as it was; an error syncing the directory comes after the complete
+// archive is in place.
+func Write(path string, b *evidence.Bundle) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = Encode(tmp, b); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable. Some file systems cannot sync a
+	// directory (EINVAL); there the rename is as durable as it gets.
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if serr := d.Sync(); serr != nil && !errors.Is(serr, syscall.EINVAL) && !errors.Is(serr, syscall.ENOTSUP) {
+		return fmt.Errorf("syncing %s after the rename: %w", dir, serr)
+	}
+	return nil
+}
+
+// file is one archive entry.
+type file struct {
+	path string
+	data []byte
+}
+
+// marshalEntries encodes every entry of b, manifest first, the rest sorted.
+func marshalEntries(b *evidence.Bundle) ([]file, error) {
+	docs := []struct {
+		path string
+		skip bool
+		enc  func() ([]byte, error)
+	}{
+		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
+		{evidence.EntryKernel, false, func() ([]byte, error) { return marshalKernel(b.Kernel) }},
+		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
+		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalDoc(&b.Surface) }},
+		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
+		{evidence.EntryHealth, false, func() ([]byte, error) { return marshalDoc(&b.Health) }},
+	}
+	var files []file
+	for _, d := range docs {
+		if d.skip {
+			continue
+		}
+		data, err := d.enc()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.path, err)
+		}
+		// Never write what Read would refuse.
+		if int64(len(data)) > limits.entry {
+			return nil, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", d.path, len(data), limits.entry)
+		}
+		files = append(files, file{d.path, data})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	m := Manifest{Schema: evidence.ManifestSchema, RunID: b.Run.RunID, VigilVersion: b.Run.VigilVersion}
+	for _, f := range files {
+		sum := sha256.Sum256(f.data)
+		m.Entries = append(m.Entries, ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(f.data))})
+	}
+	md, err := marshalDoc(&m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", evidence.EntryManifest, err)
+	}
+	if int64(len(md)) > limits.manifest {
+		return nil, fmt.Errorf("%s: %d bytes exceeds the limit of %d", evidence.EntryManifest, len(md), limits.manifest)
+	}
+	// Each entry costs its data rounded up to 512-byte blocks plus a
+	// 512-byte header; the tar ends with two zero blocks.
+	tarBytes := int64(1024)
+	for _, f := range append(files, file{evidence.EntryManifest, md}) {
+		tarBytes += 512 + (int64(len(f.data))+511)/512*512
+	}
+	if tarBytes > limits.total {
+		return nil, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
+	}
+	return append([]file{{evidence.EntryManifest, md}}, files...), nil
+}
+
+// marshalDoc is the canonical encoding of a JSON document entry.
+func marshalDoc(v any) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// marshalLines is the canonical encoding of an NDJSON entry.
+func marshalLines[T any](items []T) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(items) * 256)
+	enc := json.NewEncoder(&buf) // Encode appends the newline
+	for i := range items {
+		if err := enc.Encode(&items[i]); err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// marshalKernel is marshalLines for the kernel layer, on the fast path
+// when its field guard allows.
+func marshalKernel(k []event.Kernel) ([]byte, error) {
+	if !fastKernel {
+		return marshalLines(k)
+	}
+	buf := make([]byte, 0, len(k)*192)
+	for i := range k {
+		buf = appendKernel(buf, &k[i])
+	}
+	return buf, nil
+}
+
+var epoch = time.Unix(0, 0).UTC()
+
+func writeTarGz(w io.Writer, files []file) error {
+	gz, err := gzip.NewWriterLevel(w, CompressionLevel)
+	if err != nil {
+		return err
+	}
+	// The zero gzip.Header already means: no name, no comment, mtime 0.
+	tw := tar.NewWriter(gz)
+	for _, f := range files {
+		h := &tar.Header{
+			Typeflag: tar.TypeReg,
+			Name:     f.path,
+			Mode:     entryMode,
+			Size:     int64(len(f.data)),
+			ModTime:  epoch,
+			Format:   tar.FormatUSTAR,
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}

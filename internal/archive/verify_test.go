@@ -1,0 +1,281 @@
+package archive
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
+)
+
+func good(t testing.TB) []byte { return encode(t, evidencetest.Bundle(120, 3)) }
+
+func TestVerifyGood(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "run.tar.gz")
+	if err := os.WriteFile(p, good(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(p + ".missing"); err == nil || !strings.Contains(err.Error(), "run.tar.gz.missing") {
+		t.Fatalf("Verify of a missing file = %v", err)
+	}
+}
+
+// Every byte of every entry matters: flip one (first, middle, last) inside
+// the entry's content, re-pack, and Verify must name that entry.
+func TestVerifyFlippedByteInEveryEntry(t *testing.T) {
+	orig := untar(t, good(t))
+	for i, e := range orig {
+		for _, at := range []int{0, len(e.data) / 2, len(e.data) - 1} {
+			entries := untar(t, good(t))
+			entries[i].data[at] ^= 0x01
+			_, err := Decode(bytes.NewReader(retar(t, entries)))
+			// A flip inside manifest.json may hit a recorded hash; the
+			// error then names both the entry whose hash no longer matches
+			// and manifest.json, since either could be the one altered.
+			if err == nil || !strings.Contains(err.Error(), e.hdr.Name) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%s with byte %d flipped: Verify = %v", e.hdr.Name, at, err)
+			}
+		}
+	}
+}
+
+func TestVerifyMissingEntry(t *testing.T) {
+	for i, e := range untar(t, good(t)) {
+		entries := untar(t, good(t))
+		entries = append(entries[:i], entries[i+1:]...)
+		if i == 0 {
+			// Without the manifest the first entry is something else.
+			mustFail(t, retar(t, entries), entries[0].hdr.Name, "first entry must be manifest.json")
+			continue
+		}
+		mustFail(t, retar(t, entries), e.hdr.Name, "listed in manifest.json but missing from the archive")
+
+		// Dropping it from the manifest as well: required entries are
+		// still required, and optional ones must go in pairs.
+		remanifest(t, entries)
+		switch e.hdr.Name {
+		case evidence.EntrySDK:
+			mustFail(t, retar(t, entries), evidence.EntryHealth, "sdk_layer.events is 7 but layers/sdk.ndjson has 0 lines")
+		case evidence.EntryCorrelation:
+			mustFail(t, retar(t, entries), evidence.EntrySDK, "present without correlation-report.json")
+		default:
+			mustFail(t, retar(t, entries), e.hdr.Name, "missing (required in every archive)")
+		}
+	}
+	mustFail(t, retar(t, nil), evidence.EntryManifest, "the archive has no entries")
+}
+
+func TestVerifyRejectsEntries(t *testing.T) {
+	reg := func(name string, data string) rawEntry {
+		return rawEntry{tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR}, []byte(data)}
+	}
+	cases := []struct {
+		name  string
+		mod   func([]rawEntry) []rawEntry
+		entry string
+		want  string
+	}{
+		{"extra unknown entry", func(e []rawEntry) []rawEntry { return append(e, reg("zz-extra.txt", "hi")) }, "zz-extra.txt", "unexpected entry"},
+		{"path escape", func(e []rawEntry) []rawEntry { return append(e, reg("../x", "hi")) }, "../x", "path escapes the archive"},
+		{"nested escape", func(e []rawEntry) []rawEntry { return append(e, reg("layers/../../x", "hi")) }, "layers/../../x", "path escapes the archive"},
+		{"absolute path", func(e []rawEntry) []rawEntry { return append(e, reg("/etc/passwd", "hi")) }, "/etc/passwd", "absolute path"},
+		{"dot path", func(e []rawEntry) []rawEntry { return append(e, reg("./run.json", "{}")) }, "./run.json", "not clean"},
+		{"symlink", func(e []rawEntry) []rawEntry {
+			s := reg("zz-link", "")
+			s.hdr.Typeflag, s.hdr.Linkname = tar.TypeSymlink, "/etc/passwd"
+			return append(e, s)
+		}, "zz-link", "not a regular file"},
+		{"directory", func(e []rawEntry) []rawEntry {
+			d := reg("layers/", "")
+			d.hdr.Typeflag = tar.TypeDir
+			return append(e[:1], append([]rawEntry{d}, e[1:]...)...)
+		}, "layers/", "not a regular file"},
+		{"duplicate", func(e []rawEntry) []rawEntry { return append(e, e[len(e)-1]) }, evidence.EntryRun, "duplicate entry"},
+		{"manifest not first", func(e []rawEntry) []rawEntry { e[0], e[1] = e[1], e[0]; return e }, evidence.EntrySurface, "first entry must be manifest.json"},
+		{"manifest twice", func(e []rawEntry) []rawEntry { return append(e, e[0]) }, evidence.EntryManifest, "duplicate entry"},
+		{"out of order", func(e []rawEntry) []rawEntry { e[1], e[2] = e[2], e[1]; return e }, evidence.EntrySurface, "out of order (after correlation-report.json)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mustFail(t, retar(t, c.mod(untar(t, good(t)))), c.entry, c.want)
+		})
+	}
+
+	// An expected entry that the manifest does not list.
+	noSDK := untar(t, encode(t, evidencetest.Bundle(50, 0)))
+	sdk := untar(t, good(t))[entryIndex(t, untar(t, good(t)), evidence.EntrySDK)]
+	withExtra := append(noSDK[:3], append([]rawEntry{sdk}, noSDK[3:]...)...)
+	mustFail(t, retar(t, withExtra), evidence.EntrySDK, "not listed in manifest.json")
+}
+
+func TestVerifyOversized(t *testing.T) {
+	saved := limits
+	defer func() { limits = saved }()
+	data := good(t)
+	entries := untar(t, data)
+	kernel := entries[entryIndex(t, entries, evidence.EntryKernel)]
+
+	limits.entry = int64(len(kernel.data)) - 1
+	mustFail(t, data, evidence.EntryKernel, "exceeds the limit")
+	limits = saved
+
+	limits.manifest = int64(len(entries[0].data)) - 1
+	mustFail(t, data, evidence.EntryManifest, "exceeds the limit")
+	limits = saved
+
+	limits.total = int64(len(kernel.data))
+	mustFail(t, data, "", "uncompressed size exceeds")
+	limits = saved
+
+	// A header claiming more than the limit is refused before its data is
+	// read (the data need not even be there).
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: evidence.EntryManifest, Mode: 0o644, Size: MaxManifestBytes + 1})
+	tw.Flush()
+	gz.Close()
+	mustFail(t, buf.Bytes(), evidence.EntryManifest, "exceeds the limit of 1048576 bytes")
+}
+
+func TestVerifyTruncatedAndTrailing(t *testing.T) {
+	data := good(t)
+	for _, cut := range []int{0, 5, 10, 64, len(data) / 3, len(data) / 2, len(data) - 9, len(data) - 4, len(data) - 1} {
+		_, err := Decode(bytes.NewReader(data[:cut]))
+		if err == nil {
+			t.Fatalf("archive cut at %d of %d accepted", cut, len(data))
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error %q", err)
+		}
+	}
+	mustFail(t, data[:len(data)-4], "", "truncated gzip stream")
+	mustFail(t, append(append([]byte{}, data...), 0), "", "trailing data after the gzip stream")
+	mustFail(t, append(append([]byte{}, data...), data...), "", "trailing data after the gzip stream")
+	mustFail(t, []byte("PK\x03\x04 not a gzip"), "", "not a gzip stream")
+
+	// Bytes after the tar end marker inside the gzip stream.
+	var raw bytes.Buffer
+	zr, _ := gzip.NewReader(bytes.NewReader(data))
+	raw.ReadFrom(zr)
+	raw.WriteString("hidden payload")
+	var re bytes.Buffer
+	zw := gzip.NewWriter(&re)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	mustFail(t, re.Bytes(), "", "data after the tar end marker")
+
+	// A corrupted compressed byte fails the stream (or its checksum).
+	bad := append([]byte{}, data...)
+	bad[len(bad)/2] ^= 0xff
+	if _, err := Decode(bytes.NewReader(bad)); err == nil {
+		t.Fatal("corrupted gzip accepted")
+	}
+}
+
+// Edits that keep every hash right (the manifest is recomputed), so that
+// only schema, canonical-form and consistency checks can catch them.
+func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
+	editJSON := func(entry string, f func(m map[string]any)) func([]rawEntry) {
+		return func(e []rawEntry) {
+			i := entryIndex(t, e, entry)
+			var m map[string]any
+			if err := json.Unmarshal(e[i].data, &m); err != nil {
+				t.Fatal(err)
+			}
+			f(m)
+			data, _ := marshalDoc(m)
+			e[i].data = data
+		}
+	}
+	editBundle := func(f func(b *evidence.Bundle)) func([]rawEntry) {
+		return func(e []rawEntry) {
+			b := evidencetest.Bundle(120, 3)
+			f(b)
+			files, err := marshalEntries(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The manifest keeps its run id and version; remanifest
+			// refreshes its hashes.
+			for _, fl := range files[1:] {
+				e[entryIndex(t, e, fl.path)].data = fl.data
+			}
+		}
+	}
+	cases := []struct {
+		name  string
+		mod   func([]rawEntry)
+		entry string
+		want  []string
+	}{
+		{"health claims complete while drops > 0", editBundle(func(b *evidence.Bundle) {
+			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
+			b.Health.RingbufDrops.Total = 3
+		}), evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "ring buffer dropped 3 events"}},
+		{"health complete while drain unproven", editBundle(func(b *evidence.Bundle) { b.Health.Drain.Proven = false }),
+			evidence.EntryHealth, []string{"kernel_layer.status", "drain not proven"}},
+		{"clean correlation with stragglers", editBundle(func(b *evidence.Bundle) { b.Health.CgroupCorrelation.StragglersKilled = 2 }),
+			evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`}},
+		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
+			b.Health.Counts[event.KindExec] = 2
+		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},
+		{"kernel line removed", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			lines := bytes.SplitAfter(e[i].data, []byte("\n"))
+			e[i].data = bytes.Join(append(lines[:10:10], lines[11:]...), nil)
+		}, evidence.EntryHealth, []string{"counts.open"}},
+		{"run ids differ", editBundle(func(b *evidence.Bundle) { b.Run.RunID = "run-other" }),
+			evidence.EntryManifest, []string{`run_id "run-0123456789abcdef" differs from run.json's "run-other"`}},
+		{"run id differs in health only", editBundle(func(b *evidence.Bundle) { b.Health.RunID = "run-other" }),
+			evidence.EntryHealth, []string{`run_id "run-other" differs`}},
+		{"vigil version differs", editBundle(func(b *evidence.Bundle) { b.Run.VigilVersion = "9.9.9" }),
+			evidence.EntryManifest, []string{"vigil_version"}},
+		{"schema violation in a kernel line", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			e[i].data = bytes.Replace(e[i].data, []byte(`"kind":"exec"`), []byte(`"kind":"teleport"`), 1)
+		}, evidence.EntryKernel, []string{"line 1:", "/kind"}},
+		{"kind payload mismatch", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			e[i].data = bytes.Replace(e[i].data, []byte(`"kind":"exec"`), []byte(`"kind":"fork"`), 1)
+		}, evidence.EntryKernel, []string{"line 1:"}},
+		{"secret env value", editBundle(func(b *evidence.Bundle) { b.Run.EnvNames = []string{"TOKEN=abc"} }),
+			evidence.EntryRun, []string{"env_names"}},
+		{"fields reordered", editJSON(evidence.EntryRun, func(map[string]any) {}),
+			evidence.EntryRun, []string{"not in canonical encoding"}},
+		{"not canonical", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryHealth)
+			var buf bytes.Buffer
+			json.Compact(&buf, e[i].data)
+			e[i].data = buf.Bytes()
+		}, evidence.EntryHealth, []string{"not in canonical encoding"}},
+		{"duplicate key", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryRun)
+			e[i].data = bytes.Replace(e[i].data, []byte(`  "exit_code": 0,`), []byte(`  "exit_code": 0,
+  "exit_code": 0,`), 1)
+		}, evidence.EntryRun, []string{"not in canonical encoding"}},
+		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []string{} }),
+			evidence.EntrySurface, []string{"execs differs from what layers/kernel.ndjson derives"}},
+		{"correlation edited", editBundle(func(b *evidence.Bundle) { b.Correlation.ToolCalls[1].ToolName = "rm_rf" }),
+			evidence.EntryCorrelation, []string{"tool_calls differs"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			entries := untar(t, good(t))
+			c.mod(entries)
+			remanifest(t, entries)
+			mustFail(t, retar(t, entries), c.entry, c.want...)
+		})
+	}
+}

@@ -1,0 +1,100 @@
+package evidence
+
+import (
+	"sort"
+	"strings"
+
+	"vigil/internal/event"
+)
+
+// Bundle is everything one archive holds, decoded.
+type Bundle struct {
+	Run         Run
+	Kernel      []event.Kernel // sorted by Seq
+	SDK         []event.SDK    // nil when the workload reported nothing
+	Surface     CapabilitySurface
+	Correlation *CorrelationReport // nil when no SDK layer
+	Health      Health
+}
+
+// Assemble builds a complete, self-consistent Bundle from what the runner
+// observed. It sorts the kernel events by Seq and derives from them what
+// must agree with them: Counts, SeqGaps and SDKEvents in the health input
+// (the caller's values for those are replaced), the capability surface and,
+// when there are SDK events, the correlation report. Every document gets
+// run.RunID.
+func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *Bundle {
+	if run.Schema == "" {
+		run.Schema = RunSchema
+	}
+	run.EnvNames = envNames(run.EnvNames)
+	k := append([]event.Kernel(nil), kernel...)
+	sort.SliceStable(k, func(i, j int) bool { return k[i].Seq < k[j].Seq })
+	if len(sdk) == 0 {
+		sdk = nil
+	}
+	in.Counts = CountKinds(k)
+	in.SeqGaps = SeqGaps(k)
+	in.SDKEvents = len(sdk)
+	if len(sdk) > 0 || len(in.SDKProblems) > 0 {
+		in.SDKPresent = true
+	}
+	b := &Bundle{Run: run, Kernel: k, SDK: sdk}
+	b.Surface = BuildSurface(k)
+	b.Surface.RunID = run.RunID
+	if sdk != nil {
+		b.Correlation = Correlate(k, sdk)
+		b.Correlation.RunID = run.RunID
+	}
+	b.Health = BuildHealth(run.RunID, in)
+	return b
+}
+
+// CountKinds counts events per kind; every known kind is present, zero or not.
+func CountKinds(kernel []event.Kernel) map[event.Kind]uint64 {
+	m := zeroKinds()
+	for i := range kernel {
+		m[kernel[i].Kind]++
+	}
+	return m
+}
+
+// SeqGaps is how many sequence numbers between 0 and the highest recorded
+// one are missing from kernel (sorted by Seq). A duplicate Seq is not a gap;
+// Check rejects it separately.
+func SeqGaps(kernel []event.Kernel) uint64 {
+	if len(kernel) == 0 {
+		return 0
+	}
+	distinct := uint64(1)
+	for i := 1; i < len(kernel); i++ {
+		if kernel[i].Seq != kernel[i-1].Seq {
+			distinct++
+		}
+	}
+	return kernel[len(kernel)-1].Seq + 1 - distinct
+}
+
+// envNames returns the sorted, de-duplicated names, cutting anything from
+// an "=" on so that a value passed by mistake never reaches the archive.
+func envNames(in []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, n := range in {
+		n, _, _ = strings.Cut(n, "=")
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func zeroKinds() map[event.Kind]uint64 {
+	m := make(map[event.Kind]uint64, len(event.Kinds))
+	for _, k := range event.Kinds {
+		m[k] = 0
+	}
+	return m
+}

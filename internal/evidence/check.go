@@ -1,0 +1,205 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+
+	"vigil/internal/event"
+)
+
+// Check verifies that the documents of b agree with each other: one run id
+// everywhere; kernel events in strictly increasing Seq; health counts,
+// seq_gaps and sdk event count matching the layers; health verdicts
+// (statuses, reasons, drop totals) exactly what BuildHealth gives for the
+// inputs the health document records, so a document claiming complete
+// while recording drops is caught; an SDK layer that health calls
+// complete passing strict ingestion again; and the capability surface and
+// correlation report equal to what the events derive. The error is an
+// *EntryError naming the entry that disagrees.
+func Check(b *Bundle) error {
+	id := b.Run.RunID
+	if id == "" {
+		return entryErr(EntryRun, "empty run_id")
+	}
+	if !sort.StringsAreSorted(b.Run.EnvNames) {
+		return entryErr(EntryRun, "env_names not sorted")
+	}
+	if b.Health.RunID != id {
+		return entryErr(EntryHealth, "run_id %q differs from run.json's %q", b.Health.RunID, id)
+	}
+	if b.Surface.RunID != id {
+		return entryErr(EntrySurface, "run_id %q differs from run.json's %q", b.Surface.RunID, id)
+	}
+	if b.Correlation != nil && b.Correlation.RunID != id {
+		return entryErr(EntryCorrelation, "run_id %q differs from run.json's %q", b.Correlation.RunID, id)
+	}
+	for i := range b.SDK {
+		if b.SDK[i].RunID != id {
+			return entryErr(EntrySDK, "line %d: run_id %q differs from run.json's %q", i+1, b.SDK[i].RunID, id)
+		}
+	}
+	for i := 1; i < len(b.Kernel); i++ {
+		if b.Kernel[i].Seq <= b.Kernel[i-1].Seq {
+			return entryErr(EntryKernel, "line %d: seq %d does not follow seq %d", i+1, b.Kernel[i].Seq, b.Kernel[i-1].Seq)
+		}
+	}
+	if err := checkHealth(b); err != nil {
+		return err
+	}
+	if err := checkSDK(b); err != nil {
+		return err
+	}
+	surface := BuildSurface(b.Kernel)
+	surface.RunID = id
+	if f := firstDiff(surface, b.Surface); f != "" {
+		return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
+	}
+	if b.Correlation != nil {
+		corr := Correlate(b.Kernel, b.SDK)
+		corr.RunID = id
+		if f := firstDiff(corr, b.Correlation); f != "" {
+			return entryErr(EntryCorrelation, "%s differs from what %s and %s derive", f, EntryKernel, EntrySDK)
+		}
+	}
+	return nil
+}
+
+func checkHealth(b *Bundle) error {
+	h := &b.Health
+	counts := CountKinds(b.Kernel)
+	for _, k := range sortedKinds(counts, h.Counts) {
+		if h.Counts[k] != counts[k] {
+			return entryErr(EntryHealth, "counts.%s is %d but %s has %d %s events", k, h.Counts[k], EntryKernel, counts[k], k)
+		}
+	}
+	if g := SeqGaps(b.Kernel); h.SeqGaps != g {
+		return entryErr(EntryHealth, "seq_gaps is %d but %s is missing %d sequence numbers", h.SeqGaps, EntryKernel, g)
+	}
+	if h.KernelLayer.Status == LayerAbsent && len(b.Kernel) > 0 {
+		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, len(b.Kernel))
+	}
+	if h.SDKLayer.Events != len(b.SDK) {
+		return entryErr(EntryHealth, "sdk_layer.events is %d but %s has %d lines", h.SDKLayer.Events, EntrySDK, len(b.SDK))
+	}
+	want := BuildHealth(h.RunID, InputOf(*h))
+	checks := []struct {
+		field     string
+		got, want any
+	}{
+		{"ringbuf_drops.total", h.RingbufDrops.Total, want.RingbufDrops.Total},
+		{"cgroup_correlation.status", h.CgroupCorrelation.Status, want.CgroupCorrelation.Status},
+		{"cgroup_correlation.reasons", h.CgroupCorrelation.Reasons, want.CgroupCorrelation.Reasons},
+		{"kernel_layer.status", h.KernelLayer.Status, want.KernelLayer.Status},
+		{"kernel_layer.reasons", h.KernelLayer.Reasons, want.KernelLayer.Reasons},
+		{"sdk_layer.status", h.SDKLayer.Status, want.SDKLayer.Status},
+		{"probes", h.Probes, want.Probes},
+	}
+	for _, c := range checks {
+		if !sameJSON(c.got, c.want) {
+			why := ""
+			if c.field == "kernel_layer.status" || c.field == "cgroup_correlation.status" {
+				reasons := want.KernelLayer.Reasons
+				if c.field == "cgroup_correlation.status" {
+					reasons = want.CgroupCorrelation.Reasons
+				}
+				if len(reasons) > 0 {
+					why = " (" + strings.Join(reasons, "; ") + ")"
+				}
+			}
+			return entryErr(EntryHealth, "%s is %s but the recorded inputs imply %s%s", c.field, compact(c.got), compact(c.want), why)
+		}
+	}
+	return nil
+}
+
+func checkSDK(b *Bundle) error {
+	status := b.Health.SDKLayer.Status
+	switch {
+	case len(b.SDK) == 0 && b.Correlation != nil:
+		return entryErr(EntryCorrelation, "present without %s", EntrySDK)
+	case len(b.SDK) > 0 && b.Correlation == nil:
+		return entryErr(EntrySDK, "present without %s", EntryCorrelation)
+	case status == SDKComplete && len(b.SDK) == 0:
+		return entryErr(EntryHealth, "sdk_layer is complete but there is no %s", EntrySDK)
+	case status == SDKAbsent && len(b.SDK) > 0:
+		return entryErr(EntryHealth, "sdk_layer is absent but %s has %d events", EntrySDK, len(b.SDK))
+	}
+	if status != SDKComplete {
+		return nil
+	}
+	var buf bytes.Buffer
+	for i := range b.SDK {
+		line, _ := json.Marshal(&b.SDK[i])
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if _, problems := ReadSDKLog(&buf, b.Run.RunID); len(problems) > 0 {
+		return entryErr(EntrySDK, "health calls the SDK layer complete but: %s", problems[0])
+	}
+	return nil
+}
+
+// firstDiff names the first top-level JSON field in which a and b differ,
+// or returns "" when their encodings are identical.
+func firstDiff(a, b any) string {
+	// Cheap path for the usual case; JSON comparison settles the rest
+	// (nil and empty slices encode alike).
+	if reflect.DeepEqual(a, b) {
+		return ""
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if bytes.Equal(ja, jb) {
+		return ""
+	}
+	v := reflect.Indirect(reflect.ValueOf(a))
+	w := reflect.Indirect(reflect.ValueOf(b))
+	for i := 0; i < v.NumField(); i++ {
+		name := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+		if !sameJSON(v.Field(i).Interface(), w.Field(i).Interface()) {
+			return name
+		}
+	}
+	return "content"
+}
+
+func sameJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+func compact(v any) string {
+	j, _ := json.Marshal(v)
+	const max = 200
+	if len(j) > max {
+		return string(j[:max]) + "..."
+	}
+	return string(j)
+}
+
+func sortedKinds(ms ...map[event.Kind]uint64) []event.Kind {
+	seen := map[event.Kind]bool{}
+	var out []event.Kind
+	for _, k := range event.Kinds {
+		seen[k] = true
+		out = append(out, k)
+	}
+	var extra []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				extra = append(extra, string(k))
+			}
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		out = append(out, event.Kind(k))
+	}
+	return out
+}

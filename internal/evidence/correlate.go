@@ -1,0 +1,138 @@
+package evidence
+
+import (
+	"sort"
+
+	"vigil/internal/event"
+)
+
+// CorrelationReport is correlation-report.json: for each tool call the
+// workload reported, the kernel events whose monotonic timestamp falls in
+// the call's closed window [started.mono_ns, completed.mono_ns]. Windows of
+// concurrent calls may overlap, so one event can belong to several calls;
+// Unattributed counts the events that belong to none.
+type CorrelationReport struct {
+	Schema       string     `json:"schema"` // CorrelationSchema
+	RunID        string     `json:"run_id"`
+	ToolCalls    []ToolCall `json:"tool_calls"`
+	Unattributed EventSet   `json:"unattributed"`
+}
+
+// ToolCall is one tool call and the kernel events inside its window.
+type ToolCall struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	PID        int    `json:"pid"`
+	// Completed is false when the log has no tool_call_completed for this
+	// id; the window then stays open to the end of the run.
+	Completed     bool   `json:"completed"`
+	Status        string `json:"status"`
+	StartedSeq    uint64 `json:"started_seq"` // SDK seq of tool_call_started
+	StartedMonoNS uint64 `json:"started_mono_ns"`
+	// CompletedSeq and CompletedMonoNS are zero when Completed is false.
+	CompletedSeq    uint64   `json:"completed_seq"`
+	CompletedMonoNS uint64   `json:"completed_mono_ns"`
+	Kernel          EventSet `json:"kernel_events"`
+}
+
+// EventSet is a set of kernel events: how many, per kind, and which, as
+// ascending closed ranges of sequence numbers ([[first, last], ...]).
+type EventSet struct {
+	Total     uint64                `json:"total"`
+	ByKind    map[event.Kind]uint64 `json:"by_kind"`
+	SeqRanges [][2]uint64           `json:"seq_ranges"`
+}
+
+// Seqs expands SeqRanges.
+func (s EventSet) Seqs() []uint64 {
+	var out []uint64
+	for _, r := range s.SeqRanges {
+		for q := r[0]; ; q++ {
+			out = append(out, q)
+			if q == r[1] {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// newEventSet builds an EventSet from the events at idx.
+func newEventSet(kernel []event.Kernel, idx []int) EventSet {
+	set := EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}
+	seqs := make([]uint64, 0, len(idx))
+	for _, k := range idx {
+		set.Total++
+		set.ByKind[kernel[k].Kind]++
+		seqs = append(seqs, kernel[k].Seq)
+	}
+	sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
+	for _, q := range seqs {
+		n := len(set.SeqRanges)
+		if n > 0 && set.SeqRanges[n-1][1]+1 == q {
+			set.SeqRanges[n-1][1] = q
+			continue
+		}
+		set.SeqRanges = append(set.SeqRanges, [2]uint64{q, q})
+	}
+	return set
+}
+
+// Correlate assigns kernel events to the tool calls in sdk by time window.
+// Tool calls appear in the order of their tool_call_started events; a
+// tool_call_completed without a start is ignored here (ReadSDKLog reports
+// it). RunID is left for the caller (Assemble sets it).
+func Correlate(kernel []event.Kernel, sdk []event.SDK) *CorrelationReport {
+	r := &CorrelationReport{Schema: CorrelationSchema, ToolCalls: []ToolCall{}}
+	byID := map[string]int{}
+	for _, s := range sdk {
+		switch s.Type {
+		case event.SDKToolCallStarted:
+			if _, dup := byID[s.ToolCallID]; dup {
+				continue
+			}
+			byID[s.ToolCallID] = len(r.ToolCalls)
+			r.ToolCalls = append(r.ToolCalls, ToolCall{
+				ToolCallID: s.ToolCallID, ToolName: s.ToolName, PID: s.PID,
+				StartedSeq: s.Seq, StartedMonoNS: s.MonoNS,
+			})
+		case event.SDKToolCallCompleted:
+			i, ok := byID[s.ToolCallID]
+			if !ok || r.ToolCalls[i].Completed {
+				continue
+			}
+			tc := &r.ToolCalls[i]
+			tc.Completed, tc.Status = true, s.Status
+			tc.CompletedSeq, tc.CompletedMonoNS = s.Seq, s.MonoNS
+		}
+	}
+
+	// Index the events by time so each window is two binary searches.
+	order := make([]int, len(kernel))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return kernel[order[a]].TimeNS < kernel[order[b]].TimeNS })
+	attributed := make([]bool, len(kernel))
+	for i := range r.ToolCalls {
+		tc := &r.ToolCalls[i]
+		lo := sort.Search(len(order), func(j int) bool { return kernel[order[j]].TimeNS >= tc.StartedMonoNS })
+		hi := len(order)
+		if tc.Completed {
+			hi = sort.Search(len(order), func(j int) bool { return kernel[order[j]].TimeNS > tc.CompletedMonoNS })
+		}
+		in := order[lo:max(lo, hi)]
+		for _, k := range in {
+			attributed[k] = true
+		}
+		tc.Kernel = newEventSet(kernel, in)
+	}
+	var rest []int
+	for k, in := range attributed {
+		if !in {
+			rest = append(rest, k)
+		}
+	}
+	r.Unattributed = newEventSet(kernel, rest)
+	return r
+}

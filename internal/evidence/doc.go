@@ -1,0 +1,18 @@
+// Package evidence is the document model of a vigil evidence archive and the
+// pure functions that derive its documents: observation health from the
+// runner's counters, the capability surface and the tool-call correlation
+// from the recorded events, and strict ingestion of the workload's SDK log.
+//
+// Nothing here touches the file system; package archive turns a Bundle into
+// bytes and back. Every derived document can be recomputed from the others,
+// which is what Check relies on to catch an archive whose parts disagree.
+package evidence
+
+// Schema ids carried in the "schema" field of each document.
+const (
+	ManifestSchema    = "vigil.manifest/v1"
+	RunSchema         = "vigil.run/v1"
+	SurfaceSchema     = "vigil.capability-surface/v1"
+	CorrelationSchema = "vigil.correlation-report/v1"
+	HealthSchema      = "vigil.observation-health/v1"
+)

@@ -1,0 +1,123 @@
+// Package evidencetest builds synthetic, self-consistent evidence bundles
+// for tests that must not need root or BPF.
+package evidencetest
+
+import (
+	"fmt"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// RunID is the run id of every fixture bundle.
+const RunID = "run-0123456789abcdef"
+
+// Run returns a plausible run.json.
+func Run() evidence.Run {
+	return evidence.Run{
+		Schema:       evidence.RunSchema,
+		RunID:        RunID,
+		VigilVersion: "0.1.0-test",
+		Argv:         []string{"vigil", "agent", "--kernel-events", "4"},
+		EnvNames:     []string{"HOME", "PATH", event.EnvRunID, event.EnvSDKEventLog},
+		StartTime:    "2026-01-02T03:04:05.123456789Z",
+		EndTime:      "2026-01-02T03:04:06.5Z",
+		Host: evidence.Host{
+			Kernel: "6.18.0-test", Arch: "amd64", OS: "linux",
+			HostClass: "linux-amd64-6.18.0-test", Hostname: "testhost",
+		},
+		PhasesMS: map[string]float64{
+			"preflight": 1.5, "attach": 12.25, "cgroup": 0.5, "spawn": 0.75,
+			"child_runtime": 900, "drain": 0.125, "archive_write": 3, "teardown": 0.25,
+		},
+		SessionCgroup: "/sys/fs/cgroup/unified/vigil/" + RunID,
+	}
+}
+
+// CleanInput is the health input of a run where everything worked.
+func CleanInput() evidence.HealthInput {
+	return evidence.HealthInput{
+		CaptureAvailable: true,
+		Probes: []evidence.Probe{
+			{Name: "tp/sched/sched_process_exec", Attached: true, Required: true},
+			{Name: "tp/sched/sched_process_fork", Attached: true, Required: true},
+			{Name: "tp/sched/sched_process_exit", Attached: true, Required: true},
+			{Name: "tp/syscalls/sys_exit_openat", Attached: true, Required: true},
+			{Name: "tp/syscalls/sys_exit_openat2", Attached: false, Required: false, Error: "not supported"},
+			{Name: "tp/syscalls/sys_exit_connect", Attached: true, Required: true},
+		},
+		Drops:                 map[event.Kind]uint64{},
+		DrainProven:           true,
+		DrainDetail:           "ring buffer empty after cgroup emptied",
+		ChildPlacedBeforeExec: true,
+	}
+}
+
+// Kernel returns n kernel events (n >= 8) shaped like an agent run: an
+// exec, a fork, then file creates and reads, one connect, and exits, with
+// contiguous seqs from 0 and timestamps 1000 ns apart from base.
+func Kernel(n int, base uint64) []event.Kernel {
+	const pid, cg = 4242, 77
+	out := make([]event.Kernel, 0, n)
+	add := func(k event.Kernel) {
+		k.Seq = uint64(len(out))
+		k.TimeNS = base + 1000*k.Seq
+		if k.PID == 0 {
+			k.PID, k.TID = pid, pid
+		}
+		k.Comm, k.CgroupID = "agent", cg
+		out = append(out, k)
+	}
+	add(event.Kernel{Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/agent", Argv0: "agent"}})
+	add(event.Kernel{Kind: event.KindFork, Fork: &event.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
+	add(event.Kernel{Kind: event.KindConnect, Connect: &event.Connect{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318, Ret: -115}})
+	add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, Path: "/etc/missing", Ret: -2, Access: event.AccessRead}})
+	for i := 0; len(out) < n-2; i++ {
+		path := fmt.Sprintf("work/file-%05d", i/2)
+		if i%2 == 0 {
+			add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, Path: path,
+				Flags: 0o1101, Mode: 0o644, Ret: 3, Access: event.AccessWrite, Create: true, Truncate: true}})
+		} else {
+			add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat2", Dirfd: -100, Path: path, Ret: 3, Access: event.AccessRead}})
+		}
+	}
+	add(event.Kernel{Kind: event.KindExit, PID: pid + 1, TID: pid + 1, Exit: &event.Exit{Code: 0, GroupDead: true}})
+	add(event.Kernel{Kind: event.KindExit, Exit: &event.Exit{Code: 0, GroupDead: true}})
+	return out
+}
+
+// SDK returns a well-formed SDK log of calls tool calls whose windows cover
+// the kernel events of Kernel(n, base) in equal consecutive slices,
+// followed by run_finished.
+func SDK(calls, n int, base uint64) []event.SDK {
+	var out []event.SDK
+	add := func(s event.SDK) {
+		s.Schema, s.RunID, s.Seq, s.PID = event.SDKSchema, RunID, uint64(len(out)), 4242
+		s.TimeUnixNS = 1_767_323_045_000_000_000 + int64(s.MonoNS)
+		out = append(out, s)
+	}
+	per := n / calls
+	for c := 0; c < calls; c++ {
+		id := fmt.Sprintf("call_%03d", c)
+		start := base + uint64(c*per)*1000
+		end := start + uint64(per-1)*1000
+		add(event.SDK{Type: event.SDKToolCallStarted, MonoNS: start, ToolCallID: id, ToolName: "write_file"})
+		add(event.SDK{Type: event.SDKToolCallCompleted, MonoNS: end, ToolCallID: id, ToolName: "write_file", Status: "ok"})
+	}
+	add(event.SDK{Type: event.SDKRunFinished, MonoNS: base + uint64(n)*1000, Status: "ok"})
+	return out
+}
+
+// Bundle returns a complete, consistent bundle with n kernel events and,
+// when calls > 0, an SDK layer of that many tool calls.
+func Bundle(n, calls int) *evidence.Bundle {
+	const base = 1_000_000_000
+	var sdk []event.SDK
+	if calls > 0 {
+		sdk = SDK(calls, n, base)
+	}
+	in := CleanInput()
+	k := Kernel(n, base)
+	in.Emitted = evidence.CountKinds(k)
+	return evidence.Assemble(Run(), k, sdk, in)
+}

@@ -1,0 +1,349 @@
+package evidence
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"vigil/internal/event"
+)
+
+// Kernel layer states.
+const (
+	LayerComplete = "complete"
+	LayerPartial  = "partial"
+	LayerAbsent   = "absent"
+)
+
+// Cgroup correlation states.
+const (
+	CorrelationClean   = "clean"
+	CorrelationPartial = "partial"
+	CorrelationFailed  = "failed"
+)
+
+// SDK layer states.
+const (
+	SDKAbsent   = "absent"
+	SDKComplete = "complete"
+	SDKInvalid  = "invalid"
+)
+
+// Probe is one kernel attachment point and whether it took.
+type Probe struct {
+	Name     string `json:"name"`
+	Attached bool   `json:"attached"`
+	Required bool   `json:"required"`
+	Error    string `json:"error,omitempty"`
+}
+
+// HealthInput is what the runner knows at the end of a run. BuildHealth
+// turns it into observation-health.json; the health document records every
+// input, so verify can recompute the verdicts from it.
+type HealthInput struct {
+	// CaptureAvailable is false when no kernel capture ran (for example
+	// --allow-absent-kernel without BPF); AbsentReason says why.
+	CaptureAvailable bool
+	AbsentReason     string
+	Probes           []Probe
+	// Emitted counts, per kind, the events the kernel side reserved and
+	// submitted; Drops counts failed ring-buffer reservations per kind.
+	// A nil Emitted means the capture does not report it.
+	Emitted, Drops map[event.Kind]uint64
+	// DecodeErrors counts ring-buffer records user space could not decode.
+	DecodeErrors uint64
+	// DrainProven is true when the ring buffer was shown to be empty after
+	// the session cgroup emptied; DrainDetail says how (or why not).
+	DrainProven bool
+	DrainDetail string
+	// ChildPlacedBeforeExec is true when the child joined the session
+	// cgroup before it executed the command.
+	ChildPlacedBeforeExec bool
+	// OutsideEvents counts events whose cgroup was neither the session
+	// cgroup nor a descendant. Such events are still written to the archive
+	// (and counted in Counts) so nothing is lost silently.
+	OutsideEvents uint64
+	// StragglersKilled counts processes killed (cgroup.kill) because the
+	// session cgroup did not empty within the grace period.
+	StragglersKilled int
+	// Counts is the number of events written to the archive per kind;
+	// SeqGaps the sequence numbers missing between 0 and the highest one.
+	// Assemble fills both from the events.
+	Counts  map[event.Kind]uint64
+	SeqGaps uint64
+	// SDKPresent is true when the workload wrote an SDK log; SDKProblems
+	// are the strict-ingestion problems (ReadSDKLog); SDKEvents is how many
+	// events were accepted into layers/sdk.ndjson.
+	SDKPresent  bool
+	SDKProblems []string
+	SDKEvents   int
+}
+
+// Health is observation-health.json.
+type Health struct {
+	Schema            string                `json:"schema"` // HealthSchema
+	RunID             string                `json:"run_id"`
+	KernelLayer       KernelLayer           `json:"kernel_layer"`
+	RingbufDrops      Drops                 `json:"ringbuf_drops"`
+	Emitted           map[event.Kind]uint64 `json:"emitted,omitempty"`
+	DecodeErrors      uint64                `json:"decode_errors"`
+	SeqGaps           uint64                `json:"seq_gaps"`
+	Drain             Drain                 `json:"drain"`
+	CgroupCorrelation CgroupCorrelation     `json:"cgroup_correlation"`
+	Probes            []Probe               `json:"probes"`
+	Counts            map[event.Kind]uint64 `json:"counts"`
+	SDKLayer          SDKLayer              `json:"sdk_layer"`
+}
+
+// KernelLayer is the verdict on kernel capture. Reasons is empty exactly
+// when Status is complete.
+type KernelLayer struct {
+	Status           string   `json:"status"`
+	Reasons          []string `json:"reasons"`
+	CaptureAvailable bool     `json:"capture_available"`
+	AbsentReason     string   `json:"absent_reason,omitempty"`
+}
+
+// Drops are failed ring-buffer reservations.
+type Drops struct {
+	Total   uint64                `json:"total"`
+	PerKind map[event.Kind]uint64 `json:"per_kind"`
+}
+
+// Drain records whether the ring buffer was proven empty at the end.
+type Drain struct {
+	Proven bool   `json:"proven"`
+	Detail string `json:"detail"`
+}
+
+// CgroupCorrelation is the verdict on whether the events belong to the
+// session. Reasons is empty exactly when Status is clean.
+type CgroupCorrelation struct {
+	Status                string   `json:"status"`
+	Reasons               []string `json:"reasons"`
+	ChildPlacedBeforeExec bool     `json:"child_placed_before_exec"`
+	OutsideEvents         uint64   `json:"outside_events"`
+	StragglersKilled      int      `json:"stragglers_killed"`
+}
+
+// SDKLayer is the verdict on the workload's self-report.
+type SDKLayer struct {
+	Status   string   `json:"status"`
+	Events   int      `json:"events"`
+	Problems []string `json:"problems"`
+}
+
+// BuildHealth derives observation health from the runner's counters.
+// The kernel layer is complete only when capture was available, at least
+// one probe is reported and every required probe attached, nothing was
+// dropped, nothing failed to decode, no sequence number is missing, every
+// emitted event is accounted for, the drain was proven and the cgroup
+// correlation is clean.
+func BuildHealth(runID string, in HealthInput) Health {
+	h := Health{
+		Schema:       HealthSchema,
+		RunID:        runID,
+		RingbufDrops: Drops{PerKind: kindMap(in.Drops)},
+		DecodeErrors: in.DecodeErrors,
+		SeqGaps:      in.SeqGaps,
+		Drain:        Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
+		Probes:       sortedProbes(in.Probes),
+		Counts:       kindMap(in.Counts),
+	}
+	if in.Emitted != nil {
+		h.Emitted = kindMap(in.Emitted)
+	}
+	for _, n := range h.RingbufDrops.PerKind {
+		h.RingbufDrops.Total += n
+	}
+	h.CgroupCorrelation = buildCorrelation(in, h.Counts)
+	h.KernelLayer = buildKernelLayer(in, h)
+	h.SDKLayer = buildSDKLayer(in)
+	return h
+}
+
+func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrelation {
+	c := CgroupCorrelation{
+		ChildPlacedBeforeExec: in.ChildPlacedBeforeExec,
+		OutsideEvents:         in.OutsideEvents,
+		StragglersKilled:      in.StragglersKilled,
+		Reasons:               []string{},
+	}
+	failed := false
+	if !in.ChildPlacedBeforeExec {
+		failed = true
+		c.Reasons = append(c.Reasons, "child was not placed in the session cgroup before exec")
+	}
+	if in.OutsideEvents > 0 {
+		total := sum(counts)
+		// When nothing recorded belongs to the session, the events describe
+		// some other workload: the correlation failed rather than leaked.
+		if in.OutsideEvents >= total {
+			failed = true
+			c.Reasons = append(c.Reasons, fmt.Sprintf("all %d events came from outside the session cgroup", in.OutsideEvents))
+		} else {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d of %d events came from outside the session cgroup", in.OutsideEvents, total))
+		}
+	}
+	if in.StragglersKilled > 0 {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("%d straggler process(es) killed after the grace period", in.StragglersKilled))
+	}
+	switch {
+	case failed:
+		c.Status = CorrelationFailed
+	case len(c.Reasons) > 0:
+		c.Status = CorrelationPartial
+	default:
+		c.Status = CorrelationClean
+	}
+	return c
+}
+
+func buildKernelLayer(in HealthInput, h Health) KernelLayer {
+	k := KernelLayer{CaptureAvailable: in.CaptureAvailable, Reasons: []string{}}
+	if !in.CaptureAvailable {
+		k.AbsentReason = in.AbsentReason
+	}
+	if !in.CaptureAvailable {
+		k.Status = LayerAbsent
+		r := "kernel capture unavailable"
+		if in.AbsentReason != "" {
+			r += ": " + in.AbsentReason
+		}
+		k.Reasons = append(k.Reasons, r)
+		return k
+	}
+	if len(h.Probes) == 0 {
+		k.Reasons = append(k.Reasons, "no probes reported")
+	}
+	for _, p := range h.Probes {
+		if p.Required && !p.Attached {
+			r := "required probe " + p.Name + " did not attach"
+			if p.Error != "" {
+				r += ": " + p.Error
+			}
+			k.Reasons = append(k.Reasons, r)
+		}
+	}
+	if h.RingbufDrops.Total > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("ring buffer dropped %d events (%s)", h.RingbufDrops.Total, nonZero(h.RingbufDrops.PerKind)))
+	}
+	if h.DecodeErrors > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d ring buffer records failed to decode", h.DecodeErrors))
+	}
+	if h.SeqGaps > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d sequence numbers missing from the archive", h.SeqGaps))
+	}
+	if h.Emitted != nil {
+		emitted, archived := sum(h.Emitted), sum(h.Counts)
+		if emitted != archived+h.DecodeErrors {
+			k.Reasons = append(k.Reasons, fmt.Sprintf("kernel emitted %d events but the archive holds %d and %d failed to decode", emitted, archived, h.DecodeErrors))
+		}
+	}
+	if !h.Drain.Proven {
+		r := "ring buffer drain not proven empty"
+		if h.Drain.Detail != "" {
+			r += ": " + h.Drain.Detail
+		}
+		k.Reasons = append(k.Reasons, r)
+	}
+	if h.CgroupCorrelation.Status != CorrelationClean {
+		k.Reasons = append(k.Reasons, "cgroup correlation "+h.CgroupCorrelation.Status)
+	}
+	if len(k.Reasons) == 0 {
+		k.Status = LayerComplete
+	} else {
+		k.Status = LayerPartial
+	}
+	return k
+}
+
+func buildSDKLayer(in HealthInput) SDKLayer {
+	s := SDKLayer{Events: in.SDKEvents, Problems: append([]string{}, in.SDKProblems...)}
+	switch {
+	case len(in.SDKProblems) > 0:
+		s.Status = SDKInvalid
+	case in.SDKEvents > 0:
+		s.Status = SDKComplete
+	default:
+		// An SDK log that exists but holds no events says nothing: absent.
+		s.Status = SDKAbsent
+	}
+	return s
+}
+
+// InputOf recovers the HealthInput a health document was built from, so
+// the document's verdicts can be recomputed and compared.
+func InputOf(h Health) HealthInput {
+	in := HealthInput{
+		CaptureAvailable:      h.KernelLayer.CaptureAvailable,
+		AbsentReason:          h.KernelLayer.AbsentReason,
+		Probes:                h.Probes,
+		Drops:                 copyKinds(h.RingbufDrops.PerKind),
+		DecodeErrors:          h.DecodeErrors,
+		DrainProven:           h.Drain.Proven,
+		DrainDetail:           h.Drain.Detail,
+		ChildPlacedBeforeExec: h.CgroupCorrelation.ChildPlacedBeforeExec,
+		OutsideEvents:         h.CgroupCorrelation.OutsideEvents,
+		StragglersKilled:      h.CgroupCorrelation.StragglersKilled,
+		Counts:                copyKinds(h.Counts),
+		SeqGaps:               h.SeqGaps,
+		SDKPresent:            h.SDKLayer.Status != SDKAbsent,
+		SDKProblems:           h.SDKLayer.Problems,
+		SDKEvents:             h.SDKLayer.Events,
+	}
+	if h.Emitted != nil {
+		in.Emitted = copyKinds(h.Emitted)
+	}
+	return in
+}
+
+// kindMap copies m, adding every known kind as zero.
+func kindMap(m map[event.Kind]uint64) map[event.Kind]uint64 {
+	out := zeroKinds()
+	for k, v := range m {
+		out[k] += v
+	}
+	return out
+}
+
+func copyKinds(m map[event.Kind]uint64) map[event.Kind]uint64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[event.Kind]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sum(m map[event.Kind]uint64) uint64 {
+	var t uint64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// nonZero renders the non-zero entries of m as "k: n, ..." in key order.
+func nonZero(m map[event.Kind]uint64) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			keys = append(keys, string(k))
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[event.Kind(k)])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedProbes(p []Probe) []Probe {
+	out := append([]Probe{}, p...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,165 @@
+package evidence_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
+	"vigil/schema"
+)
+
+func TestBuildHealth(t *testing.T) {
+	counts := map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 10}
+	base := func() evidence.HealthInput {
+		in := evidencetest.CleanInput()
+		in.Counts = counts
+		return in
+	}
+	cases := []struct {
+		name        string
+		mod         func(*evidence.HealthInput)
+		kernel      string
+		kernelWhy   []string // substrings, one per reason, in order
+		corr        string
+		corrWhy     []string
+		sdk         string
+		sdkProblems int
+	}{
+		{name: "clean", mod: func(*evidence.HealthInput) {},
+			kernel: "complete", corr: "clean", sdk: "absent"},
+		{name: "capture unavailable", mod: func(in *evidence.HealthInput) {
+			in.CaptureAvailable, in.AbsentReason, in.Probes = false, "no BTF", nil
+			// Counters that would make an available layer partial do not
+			// matter once capture is absent.
+			in.DrainProven = false
+		}, kernel: "absent", kernelWhy: []string{"kernel capture unavailable: no BTF"}, corr: "clean", sdk: "absent"},
+		{name: "no probes", mod: func(in *evidence.HealthInput) { in.Probes = nil },
+			kernel: "partial", kernelWhy: []string{"no probes reported"}, corr: "clean", sdk: "absent"},
+		{name: "required probe missing", mod: func(in *evidence.HealthInput) {
+			in.Probes[3].Attached, in.Probes[3].Error = false, "EPERM"
+		}, kernel: "partial", kernelWhy: []string{"required probe tp/syscalls/sys_exit_openat did not attach: EPERM"}, corr: "clean", sdk: "absent"},
+		{name: "optional probe missing is still complete", mod: func(in *evidence.HealthInput) {
+			in.Probes = append(in.Probes, evidence.Probe{Name: "kprobe/extra", Attached: false, Required: false, Error: "ENOENT"})
+		}, kernel: "complete", corr: "clean", sdk: "absent"},
+		{name: "drops", mod: func(in *evidence.HealthInput) {
+			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
+		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3)"}, corr: "clean", sdk: "absent"},
+		{name: "decode errors", mod: func(in *evidence.HealthInput) { in.DecodeErrors = 2 },
+			kernel: "partial", kernelWhy: []string{"2 ring buffer records failed to decode"}, corr: "clean", sdk: "absent"},
+		{name: "seq gaps", mod: func(in *evidence.HealthInput) { in.SeqGaps = 5 },
+			kernel: "partial", kernelWhy: []string{"5 sequence numbers missing"}, corr: "clean", sdk: "absent"},
+		{name: "emitted accounted for", mod: func(in *evidence.HealthInput) {
+			in.Emitted = map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 12}
+			in.DecodeErrors = 2
+		}, kernel: "partial", kernelWhy: []string{"2 ring buffer records failed to decode"}, corr: "clean", sdk: "absent"},
+		{name: "emitted but missing", mod: func(in *evidence.HealthInput) {
+			in.Emitted = map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 15}
+		}, kernel: "partial", kernelWhy: []string{"kernel emitted 16 events but the archive holds 11 and 0 failed to decode"}, corr: "clean", sdk: "absent"},
+		{name: "drain not proven", mod: func(in *evidence.HealthInput) { in.DrainProven, in.DrainDetail = false, "timed out" },
+			kernel: "partial", kernelWhy: []string{"ring buffer drain not proven empty: timed out"}, corr: "clean", sdk: "absent"},
+		{name: "child not placed before exec", mod: func(in *evidence.HealthInput) { in.ChildPlacedBeforeExec = false },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation failed"},
+			corr: "failed", corrWhy: []string{"child was not placed in the session cgroup before exec"}, sdk: "absent"},
+		{name: "some outside events", mod: func(in *evidence.HealthInput) { in.OutsideEvents = 3 },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation partial"},
+			corr: "partial", corrWhy: []string{"3 of 11 events came from outside the session cgroup"}, sdk: "absent"},
+		{name: "all outside events", mod: func(in *evidence.HealthInput) { in.OutsideEvents = 11 },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation failed"},
+			corr: "failed", corrWhy: []string{"all 11 events came from outside the session cgroup"}, sdk: "absent"},
+		{name: "stragglers killed", mod: func(in *evidence.HealthInput) { in.StragglersKilled = 2 },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation partial"},
+			corr: "partial", corrWhy: []string{"2 straggler process(es) killed"}, sdk: "absent"},
+		{name: "sdk complete", mod: func(in *evidence.HealthInput) { in.SDKPresent, in.SDKEvents = true, 7 },
+			kernel: "complete", corr: "clean", sdk: "complete"},
+		{name: "sdk empty log is absent", mod: func(in *evidence.HealthInput) { in.SDKPresent = true },
+			kernel: "complete", corr: "clean", sdk: "absent"},
+		{name: "sdk invalid", mod: func(in *evidence.HealthInput) {
+			in.SDKPresent, in.SDKEvents, in.SDKProblems = true, 3, []string{"line 2: seq 5, want 1", "line 4: empty line"}
+		}, kernel: "complete", corr: "clean", sdk: "invalid", sdkProblems: 2},
+		{name: "everything wrong, reasons in order", mod: func(in *evidence.HealthInput) {
+			in.Probes[0].Attached = false
+			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
+			in.DecodeErrors, in.DrainProven, in.StragglersKilled, in.ChildPlacedBeforeExec = 1, false, 1, false
+		}, kernel: "partial", kernelWhy: []string{"required probe tp/sched/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "drain not proven", "cgroup correlation failed"},
+			corr: "failed", corrWhy: []string{"not placed", "1 straggler"}, sdk: "absent"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := base()
+			c.mod(&in)
+			h := evidence.BuildHealth("r1", in)
+			if h.KernelLayer.Status != c.kernel {
+				t.Errorf("kernel_layer = %q (%v), want %q", h.KernelLayer.Status, h.KernelLayer.Reasons, c.kernel)
+			}
+			matchReasons(t, "kernel_layer", h.KernelLayer.Reasons, c.kernelWhy)
+			if h.CgroupCorrelation.Status != c.corr {
+				t.Errorf("cgroup_correlation = %q, want %q", h.CgroupCorrelation.Status, c.corr)
+			}
+			matchReasons(t, "cgroup_correlation", h.CgroupCorrelation.Reasons, c.corrWhy)
+			if h.SDKLayer.Status != c.sdk || len(h.SDKLayer.Problems) != c.sdkProblems {
+				t.Errorf("sdk_layer = %q with %d problems, want %q with %d", h.SDKLayer.Status, len(h.SDKLayer.Problems), c.sdk, c.sdkProblems)
+			}
+			var total uint64
+			for _, n := range in.Drops {
+				total += n
+			}
+			if h.RingbufDrops.Total != total {
+				t.Errorf("ringbuf_drops.total = %d, want %d", h.RingbufDrops.Total, total)
+			}
+			data, _ := json.Marshal(h)
+			if err := schema.Validate("observation-health", data); err != nil {
+				t.Errorf("schema: %v\n%s", err, data)
+			}
+			// The document records its inputs: rebuilding from them gives
+			// the same document, which is what verify relies on.
+			again := evidence.BuildHealth("r1", evidence.InputOf(h))
+			a, _ := json.Marshal(again)
+			if string(a) != string(data) {
+				t.Errorf("BuildHealth(InputOf(h)) != h:\n%s\n%s", a, data)
+			}
+		})
+	}
+}
+
+func matchReasons(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s reasons = %q, want %d reasons matching %q", what, got, len(want), want)
+		return
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("%s reason %d = %q, want it to contain %q", what, i, got[i], want[i])
+		}
+		if strings.Contains(got[i], "\n") {
+			t.Errorf("%s reason %d spans lines: %q", what, i, got[i])
+		}
+	}
+}
+
+func TestBuildHealthIsOrderIndependent(t *testing.T) {
+	a := evidencetest.CleanInput()
+	b := evidencetest.CleanInput()
+	for i, j := 0, len(b.Probes)-1; i < j; i, j = i+1, j-1 {
+		b.Probes[i], b.Probes[j] = b.Probes[j], b.Probes[i]
+	}
+	a.Drops = map[event.Kind]uint64{}
+	b.Drops = map[event.Kind]uint64{}
+	for _, k := range event.Kinds {
+		a.Drops[k] = 1
+	}
+	for i := len(event.Kinds) - 1; i >= 0; i-- {
+		b.Drops[event.Kinds[i]] = 1
+	}
+	ha, hb := evidence.BuildHealth("r", a), evidence.BuildHealth("r", b)
+	if !reflect.DeepEqual(ha, hb) {
+		t.Fatalf("probe or map order changed the document:\n%+v\n%+v", ha, hb)
+	}
+	if ha.Probes[0].Name > ha.Probes[1].Name {
+		t.Fatalf("probes not sorted by name: %v", ha.Probes)
+	}
+}

@@ -1,0 +1,32 @@
+package evidence
+
+// Run is run.json: what was run, where, when and how it ended.
+type Run struct {
+	Schema       string   `json:"schema"` // RunSchema
+	RunID        string   `json:"run_id"`
+	VigilVersion string   `json:"vigil_version"`
+	Argv         []string `json:"argv"`
+	// EnvNames are the names of the child's environment variables, sorted;
+	// values are never recorded.
+	EnvNames []string `json:"env_names"`
+	// StartTime and EndTime are RFC3339Nano UTC wall-clock times.
+	StartTime string `json:"start_time"`
+	EndTime   string `json:"end_time"`
+	// ExitCode is the child's exit status; when the child was killed by a
+	// signal, Signal is its number and ExitCode is 128+Signal.
+	ExitCode int  `json:"exit_code"`
+	Signal   int  `json:"signal"`
+	Host     Host `json:"host"`
+	// PhasesMS holds the runner's phase durations (runner.PhaseNames).
+	PhasesMS      map[string]float64 `json:"phases_ms"`
+	SessionCgroup string             `json:"session_cgroup"`
+}
+
+// Host identifies the machine a run was recorded on.
+type Host struct {
+	Kernel    string `json:"kernel"`     // uname -r
+	Arch      string `json:"arch"`       // GOARCH-style, e.g. amd64
+	OS        string `json:"os"`         // e.g. linux
+	HostClass string `json:"host_class"` // "os-arch-kernel"
+	Hostname  string `json:"hostname"`
+}

@@ -1,0 +1,123 @@
+package evidence
+
+import (
+	"sort"
+
+	"vigil/internal/event"
+)
+
+// SummarySchema is the schema id of vigil inspect --json output.
+const SummarySchema = "vigil.inspect/v1"
+
+// Summary is what vigil inspect reports about an archive (and, as JSON,
+// the shape of inspect --json; schema "inspect"). Health is the archive's
+// observation-health.json unchanged; the rest is condensed from the other
+// entries.
+type Summary struct {
+	Schema       string   `json:"schema"` // SummarySchema
+	RunID        string   `json:"run_id"`
+	VigilVersion string   `json:"vigil_version"`
+	Argv         []string `json:"argv"`
+	ExitCode     int      `json:"exit_code"`
+	Signal       int      `json:"signal"`
+	StartTime    string   `json:"start_time"`
+	EndTime      string   `json:"end_time"`
+	HostClass    string   `json:"host_class"`
+	Health       Health   `json:"health"`
+	// TotalEvents is the number of lines in layers/kernel.ndjson.
+	TotalEvents uint64 `json:"total_events"`
+	// TopPaths are the most-opened paths (failed opens included), most
+	// opens first, ties by path; at most the requested number.
+	TopPaths []PathCount `json:"top_paths"`
+	// DistinctPaths is how many different paths were opened, so a
+	// clipped TopPaths says how much it left out.
+	DistinctPaths int         `json:"distinct_paths"`
+	FilesRead     int         `json:"files_read"`
+	FilesWritten  int         `json:"files_written"`
+	FilesCreated  int         `json:"files_created"`
+	OpenFailures  int         `json:"open_failures"`
+	Execs         []string    `json:"execs"`
+	Network       []Endpoint  `json:"network"`
+	ToolCalls     []CallBrief `json:"tool_calls"`
+	// Unattributed counts kernel events inside no tool call's window; zero
+	// when there is no SDK layer.
+	Unattributed uint64 `json:"unattributed_events"`
+}
+
+// PathCount is a path and how often it was opened.
+type PathCount struct {
+	Path  string `json:"path"`
+	Opens uint64 `json:"opens"`
+}
+
+// CallBrief condenses one correlation-report tool call.
+type CallBrief struct {
+	ToolCallID string `json:"tool_call_id"`
+	ToolName   string `json:"tool_name"`
+	Status     string `json:"status"`
+	Completed  bool   `json:"completed"`
+	// DurationNS is completed minus started monotonic time; 0 when the
+	// call never completed.
+	DurationNS uint64                `json:"duration_ns"`
+	Events     uint64                `json:"kernel_events"`
+	ByKind     map[event.Kind]uint64 `json:"by_kind"`
+}
+
+// Summarize condenses b, listing at most top paths.
+func Summarize(b *Bundle, top int) Summary {
+	s := Summary{
+		Schema:       SummarySchema,
+		RunID:        b.Run.RunID,
+		VigilVersion: b.Run.VigilVersion,
+		Argv:         b.Run.Argv,
+		ExitCode:     b.Run.ExitCode,
+		Signal:       b.Run.Signal,
+		StartTime:    b.Run.StartTime,
+		EndTime:      b.Run.EndTime,
+		HostClass:    b.Run.Host.HostClass,
+		Health:       b.Health,
+		TotalEvents:  uint64(len(b.Kernel)),
+		FilesRead:    len(b.Surface.FilesRead),
+		FilesWritten: len(b.Surface.FilesWritten),
+		FilesCreated: len(b.Surface.FilesCreated),
+		OpenFailures: len(b.Surface.OpenFailures),
+		Execs:        append([]string{}, b.Surface.Execs...),
+		Network:      append([]Endpoint{}, b.Surface.Network...),
+		ToolCalls:    []CallBrief{},
+	}
+	opens := map[string]uint64{}
+	for i := range b.Kernel {
+		if o := b.Kernel[i].Open; o != nil {
+			opens[o.Path]++
+		}
+	}
+	s.DistinctPaths = len(opens)
+	s.TopPaths = make([]PathCount, 0, len(opens))
+	for p, n := range opens {
+		s.TopPaths = append(s.TopPaths, PathCount{p, n})
+	}
+	sort.Slice(s.TopPaths, func(i, j int) bool {
+		a, c := s.TopPaths[i], s.TopPaths[j]
+		if a.Opens != c.Opens {
+			return a.Opens > c.Opens
+		}
+		return a.Path < c.Path
+	})
+	if top >= 0 && len(s.TopPaths) > top {
+		s.TopPaths = s.TopPaths[:top]
+	}
+	if c := b.Correlation; c != nil {
+		for _, tc := range c.ToolCalls {
+			cb := CallBrief{
+				ToolCallID: tc.ToolCallID, ToolName: tc.ToolName, Status: tc.Status,
+				Completed: tc.Completed, Events: tc.Kernel.Total, ByKind: tc.Kernel.ByKind,
+			}
+			if tc.Completed {
+				cb.DurationNS = tc.CompletedMonoNS - tc.StartedMonoNS
+			}
+			s.ToolCalls = append(s.ToolCalls, cb)
+		}
+		s.Unattributed = c.Unattributed.Total
+	}
+	return s
+}

@@ -1,0 +1,49 @@
+package evidence_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
+	"vigil/schema"
+)
+
+func TestSummarize(t *testing.T) {
+	b := evidencetest.Bundle(40, 3)
+	s := evidence.Summarize(b, 3)
+	if len(s.TopPaths) != 3 || s.DistinctPaths != 18 {
+		t.Fatalf("top paths %v of %d", s.TopPaths, s.DistinctPaths)
+	}
+	// Every worker file is opened twice; the failed open once.
+	if s.TopPaths[0].Path != "work/file-00000" || s.TopPaths[0].Opens != 2 || s.TopPaths[2].Path != "work/file-00002" {
+		t.Fatalf("top paths not by opens then path: %v", s.TopPaths)
+	}
+	if s.TotalEvents != 40 || len(s.ToolCalls) != 3 || s.ToolCalls[0].DurationNS != 12000 || s.Unattributed != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+	data, _ := json.Marshal(s)
+	if err := schema.Validate("inspect", data); err != nil {
+		t.Fatalf("inspect schema: %v", err)
+	}
+	text := s.Text()
+	for _, want := range []string{"kernel layer        complete", "events              40: exec 1, fork 1, exit 2, open 35, connect 1",
+		"top paths (3 of 18 distinct", "/usr/bin/agent", "inet 127.0.0.1 port 4318", "tool calls (3; 1 kernel events outside", "call_001"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+
+	none := evidence.Summarize(evidencetest.Bundle(10, 0), 100)
+	if len(none.TopPaths) != none.DistinctPaths {
+		t.Fatalf("top paths clipped without need")
+	}
+	if !strings.Contains(none.Text(), "tool calls          none (no SDK layer)") {
+		t.Fatalf("text:\n%s", none.Text())
+	}
+	data, _ = json.Marshal(none)
+	if err := schema.Validate("inspect", data); err != nil {
+		t.Fatalf("inspect schema: %v", err)
+	}
+}

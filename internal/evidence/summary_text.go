@@ -1,0 +1,110 @@
+package evidence
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"vigil/internal/event"
+)
+
+// Text renders the summary for people: health first, then what the run
+// touched, then the tool calls.
+func (s Summary) Text() string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	h := s.Health
+	p("run                 %s (vigil %s)\n", s.RunID, s.VigilVersion)
+	p("command             %s\n", strings.Join(s.Argv, " "))
+	exit := fmt.Sprintf("exit %d", s.ExitCode)
+	if s.Signal != 0 {
+		exit += fmt.Sprintf(" (signal %d)", s.Signal)
+	}
+	p("ended               %s, %s%s\n", exit, s.StartTime, wallDuration(s.StartTime, s.EndTime))
+	p("host                %s\n", s.HostClass)
+	p("kernel layer        %s\n", h.KernelLayer.Status)
+	for _, r := range h.KernelLayer.Reasons {
+		p("                      - %s\n", r)
+	}
+	p("cgroup correlation  %s\n", h.CgroupCorrelation.Status)
+	for _, r := range h.CgroupCorrelation.Reasons {
+		p("                      - %s\n", r)
+	}
+	drain := "not proven"
+	if h.Drain.Proven {
+		drain = "proven empty"
+	}
+	p("ring buffer         %d dropped, %d decode errors, %d seq gaps, drain %s\n", h.RingbufDrops.Total, h.DecodeErrors, h.SeqGaps, drain)
+	attached, required, reqAttached := 0, 0, 0
+	for _, pr := range h.Probes {
+		if pr.Attached {
+			attached++
+		}
+		if pr.Required {
+			required++
+			if pr.Attached {
+				reqAttached++
+			}
+		}
+	}
+	p("probes              %d/%d attached (required %d/%d)\n", attached, len(h.Probes), reqAttached, required)
+	p("sdk layer           %s (%d events)\n", h.SDKLayer.Status, h.SDKLayer.Events)
+	for _, r := range h.SDKLayer.Problems {
+		p("                      - %s\n", r)
+	}
+	p("events              %d: %s\n", s.TotalEvents, kindList(h.Counts))
+	p("files               %d read, %d written, %d created, %d failed opens\n", s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures)
+	p("\ntop paths (%d of %d distinct, by opens)\n", len(s.TopPaths), s.DistinctPaths)
+	for _, pc := range s.TopPaths {
+		p("  %6d  %s\n", pc.Opens, pc.Path)
+	}
+	p("\nexecs (%d)\n", len(s.Execs))
+	for _, e := range s.Execs {
+		p("  %s\n", e)
+	}
+	p("\nnetwork endpoints (%d)\n", len(s.Network))
+	for _, n := range s.Network {
+		if n.Family == "unix" {
+			p("  unix %s\n", n.Addr)
+		} else {
+			p("  %s %s port %d\n", n.Family, n.Addr, n.Port)
+		}
+	}
+	if h.SDKLayer.Status == SDKAbsent {
+		p("\ntool calls          none (no SDK layer)\n")
+		return b.String()
+	}
+	p("\ntool calls (%d; %d kernel events outside every tool call)\n", len(s.ToolCalls), s.Unattributed)
+	for _, c := range s.ToolCalls {
+		d := "never completed"
+		if c.Completed {
+			d = time.Duration(c.DurationNS).String()
+		}
+		p("  %-20s %-16s %-6s %12s  %d events: %s\n", c.ToolCallID, c.ToolName, c.Status, d, c.Events, kindList(c.ByKind))
+	}
+	return b.String()
+}
+
+// kindList renders per-kind counts in the fixed kind order, then any
+// other kinds, skipping zeros.
+func kindList(m map[event.Kind]uint64) string {
+	var parts []string
+	for _, k := range sortedKinds(m) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func wallDuration(start, end string) string {
+	a, err1 := time.Parse(time.RFC3339Nano, start)
+	z, err2 := time.Parse(time.RFC3339Nano, end)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return " to " + end + " (" + z.Sub(a).String() + ")"
+}
