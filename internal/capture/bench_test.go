@@ -1,0 +1,118 @@
+package capture
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"vigil/internal/event"
+	"vigil/internal/testenv"
+)
+
+// BenchmarkOpenClose measures loading, attaching, detaching and freeing
+// one capture (kernel BTF already parsed, as for every Open after the
+// first in a process).
+func BenchmarkOpenClose(b *testing.B) {
+	testenv.RequireRoot(b)
+	cg := testCgroup(b)
+	var load, att float64
+	for b.Loop() {
+		c, err := Open(Config{CgroupPath: cg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		load += float64(c.Timings().Load.Microseconds())
+		att += float64(c.Timings().Attach.Microseconds())
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(load/float64(b.N), "load-µs/op")
+	b.ReportMetric(att/float64(b.N), "attach-µs/op")
+}
+
+// BenchmarkOpenat measures what one openat+close costs a task, timed by
+// the task itself (ns/op is per open, not per benchmark iteration):
+// without any capture, with a capture of another cgroup (the cost every
+// task on the host pays while vigil records), and inside the captured
+// session.
+func BenchmarkOpenat(b *testing.B) {
+	testenv.RequireRoot(b)
+	for _, mode := range []string{"uncaptured", "other-session", "captured"} {
+		b.Run(mode, func(b *testing.B) {
+			cg := testCgroup(b)
+			var c *Capture
+			switch mode {
+			case "other-session":
+				c = openCapture(b, testCgroup(b), 0)
+			case "captured":
+				c = openCapture(b, cg, 64<<20)
+			}
+			// Kernel-side run time of the open probes (BPF_ENABLE_STATS
+			// is scoped to this descriptor).
+			stats, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer stats.Close()
+			n := b.N
+			before := selfCPU(b)
+			out, err := helper(b, cg, "openloop", "/etc/hostname", strconv.Itoa(n)).Output()
+			readerCPU := selfCPU(b) - before
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ns/float64(n), "ns/op")
+			// CPU this process (idle but for the ring reader) spent
+			// meanwhile: the user-space share of the capture cost.
+			b.ReportMetric(float64(readerCPU)/float64(n), "reader-cpu-ns/op")
+			if c != nil {
+				var ns, runs uint64
+				for _, p := range []*ebpf.Program{c.objs.EnterOpenat, c.objs.ExitOpenat} {
+					st, err := p.Stats()
+					if err != nil {
+						b.Fatal(err)
+					}
+					ns += uint64(st.Runtime.Nanoseconds())
+					runs += st.RunCount
+				}
+				// Both probes run for every openat on the host; per open
+				// of the benchmark task this is the in-kernel cost.
+				b.ReportMetric(float64(ns)/float64(n), "bpf-ns/op")
+				b.ReportMetric(float64(runs)/float64(n), "bpf-runs/op")
+			}
+			if mode == "captured" {
+				r := finish(b, c, cg)
+				if !r.DrainProven {
+					b.Fatalf("drain not proven: %s", r.DrainDetail)
+				}
+				var got int
+				for _, ev := range r.Events {
+					if ev.Kind == event.KindOpen && ev.Open.Path == "/etc/hostname" {
+						got++
+					}
+				}
+				if uint64(got)+r.Drops[event.KindOpen] < uint64(n) {
+					b.Fatalf("captured %d + dropped %d of %d opens", got, r.Drops[event.KindOpen], n)
+				}
+				b.ReportMetric(float64(r.Drops[event.KindOpen]), "drops")
+			}
+		})
+	}
+}
+
+// selfCPU is this process's user+system CPU time in nanoseconds.
+func selfCPU(b *testing.B) int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

@@ -1,0 +1,72 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"vigil/internal/testenv"
+)
+
+func TestRingSizeValidation(t *testing.T) {
+	for _, n := range []int{1, 1000, 4095, 5000, 12288, 3 << 20} {
+		_, err := ringSize(n)
+		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), "ring size") {
+			t.Errorf("ringSize(%d) = %v, want an ErrBadConfig naming the size", n, err)
+		}
+	}
+	for n, want := range map[int]uint32{0: DefaultRingSize, 4096: 4096, 1 << 20: 1 << 20} {
+		got, err := ringSize(n)
+		if err != nil || got != want {
+			t.Errorf("ringSize(%d) = %d, %v; want %d", n, got, err, want)
+		}
+	}
+}
+
+func TestOpenRejectsBadInput(t *testing.T) {
+	testenv.RequireRoot(t)
+	cases := map[string]struct {
+		cfg  Config
+		want error
+	}{
+		"relative path": {Config{CgroupPath: "sys/fs/cgroup"}, ErrBadConfig},
+		"missing path":  {Config{CgroupPath: "/nonexistent/cgroup"}, ErrBadConfig},
+		"not cgroup2":   {Config{CgroupPath: t.TempDir()}, ErrNoCgroupFS},
+		"ring size":     {Config{CgroupPath: cgroup2Mount(t), RingSize: 5000}, ErrBadConfig},
+	}
+	for name, tc := range cases {
+		c, err := Open(tc.cfg)
+		if !errors.Is(err, tc.want) || c != nil {
+			t.Errorf("%s: Open = %v, %v; want %v", name, c, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error is not one line: %q", name, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("%s: Close after failed Open: %v", name, err)
+		}
+	}
+}
+
+func TestFinishOnceCloseTwice(t *testing.T) {
+	testenv.RequireRoot(t)
+	if err := Preflight(); err != nil {
+		t.Fatal(err)
+	}
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	r, err := c.Finish(context.Background())
+	if err != nil || !r.DrainProven || len(r.Events) != 0 {
+		t.Fatalf("Finish of an idle session = %+v, %v; want proven and empty", r, err)
+	}
+	if _, err := c.Finish(context.Background()); !errors.Is(err, ErrFinished) {
+		t.Errorf("second Finish = %v, want ErrFinished", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+}

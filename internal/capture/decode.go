@@ -1,0 +1,170 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"vigil/internal/event"
+)
+
+// Record layout, mirroring bpf/capture.h.
+const (
+	recFixedSize = 96
+	recBodyOff   = 56
+
+	flagTrunc1 = 0x01
+	flagTrunc2 = 0x02
+	flagFault  = 0x04
+
+	sysOpenat2 = 1
+)
+
+// kindByIndex maps the kernel's kind index (VIGIL_KIND_* in
+// bpf/capture.h) to event.Kind.
+var kindByIndex = []event.Kind{event.KindExec, event.KindFork, event.KindExit, event.KindOpen, event.KindConnect}
+
+// Open flag bits (identical on amd64 and arm64).
+const (
+	oAccMode = 0o3
+	oCreat   = 0o100
+	oTrunc   = 0o1000
+	oAppend  = 0o2000
+	oTmpfile = 0o20000000 // __O_TMPFILE: creates an unnamed file
+)
+
+var le = binary.LittleEndian
+
+// decoded is one record plus what the decoder noticed about it.
+type decoded struct {
+	ev    event.Kernel
+	fault bool // a kernel-side memory read failed; a string is missing
+}
+
+// decodeRecord turns one ring-buffer record into an event. Errors name
+// what was wrong with the record.
+func decodeRecord(b []byte) (decoded, error) {
+	var d decoded
+	if len(b) < recFixedSize {
+		return d, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
+	}
+	kind := int(b[32])
+	if kind >= len(kindByIndex) {
+		return d, fmt.Errorf("record has unknown kind %d", kind)
+	}
+	flags := b[33]
+	len1, len2 := int(le.Uint16(b[34:])), int(le.Uint16(b[36:]))
+	if recFixedSize+len1+len2 != len(b) {
+		return d, fmt.Errorf("record of %d bytes does not match its string lengths %d+%d", len(b), len1, len2)
+	}
+	str1 := string(b[recFixedSize : recFixedSize+len1])
+	str2 := string(b[recFixedSize+len1 : recFixedSize+len1+len2])
+	ev := event.Kernel{
+		Seq:      le.Uint64(b[0:]),
+		TimeNS:   le.Uint64(b[8:]),
+		CgroupID: le.Uint64(b[16:]),
+		PID:      le.Uint32(b[24:]),
+		TID:      le.Uint32(b[28:]),
+		Kind:     kindByIndex[kind],
+		Comm:     cString(b[40:56]),
+	}
+	body := b[recBodyOff:recFixedSize]
+	switch ev.Kind {
+	case event.KindExec:
+		ev.Exec = &event.Exec{Filename: str1, Argv0: str2}
+	case event.KindFork:
+		ev.Fork = &event.Fork{
+			ParentPID: le.Uint32(body[0:]),
+			ParentTID: le.Uint32(body[4:]),
+			ChildPID:  le.Uint32(body[8:]),
+			ChildTID:  le.Uint32(body[12:]),
+			Thread:    le.Uint32(body[16:]) != 0,
+		}
+	case event.KindExit:
+		// task->exit_code is the wait status: code << 8 | signal.
+		status := le.Uint32(body[0:])
+		ev.Exit = &event.Exit{
+			Code:      int32(status>>8) & 0xff,
+			Signal:    int32(status & 0x7f),
+			GroupDead: le.Uint32(body[4:]) != 0,
+		}
+	case event.KindOpen:
+		ev.Open = decodeOpen(body, str1, flags)
+	case event.KindConnect:
+		ev.Connect = decodeConnect(body, str1)
+	}
+	d.ev = ev
+	d.fault = flags&flagFault != 0
+	return d, nil
+}
+
+func decodeOpen(body []byte, path string, flags byte) *event.Open {
+	o := &event.Open{
+		Syscall:       "openat",
+		Dirfd:         int32(le.Uint32(body[0:])),
+		Path:          path,
+		Flags:         le.Uint64(body[8:]),
+		Mode:          le.Uint64(body[16:]),
+		Ret:           int64(le.Uint64(body[24:])),
+		PathTruncated: flags&(flagTrunc1|flagFault) != 0,
+	}
+	if le.Uint32(body[4:]) == sysOpenat2 {
+		o.Syscall = "openat2"
+	}
+	switch o.Flags & oAccMode {
+	case 0:
+		o.Access = event.AccessRead
+	case 1:
+		o.Access = event.AccessWrite
+	default:
+		o.Access = event.AccessReadWrite
+	}
+	o.Create = o.Flags&oCreat != 0 || o.Flags&oTmpfile != 0
+	o.Truncate = o.Flags&oTrunc != 0
+	o.Append = o.Flags&oAppend != 0
+	return o
+}
+
+func decodeConnect(body []byte, unixPath string) *event.Connect {
+	c := &event.Connect{
+		Fd:   int32(le.Uint32(body[0:])),
+		Port: le.Uint16(body[6:]),
+		Ret:  int64(le.Uint64(body[24:])),
+	}
+	family := le.Uint16(body[4:])
+	addr := body[8:24]
+	switch family {
+	case 2:
+		c.Family = "inet"
+		c.Addr = netip.AddrFrom4([4]byte(addr[:4])).String()
+	case 10:
+		c.Family = "inet6"
+		c.Addr = netip.AddrFrom16([16]byte(addr)).String()
+	case 1:
+		c.Family = "unix"
+		c.Addr = unixAddr(unixPath)
+	default:
+		c.Family = fmt.Sprintf("af_%d", family)
+	}
+	return c
+}
+
+// unixAddr renders sun_path: a filesystem path ends at its first NUL; an
+// abstract address (leading NUL) is shown as "@name".
+func unixAddr(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	if raw[0] == 0 {
+		return "@" + string(bytes.TrimRight([]byte(raw[1:]), "\x00"))
+	}
+	return cString([]byte(raw))
+}
+
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}

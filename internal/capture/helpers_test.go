@@ -1,0 +1,254 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as the workload: with helperEnv set, TestMain
+// runs the named helper instead of the tests.
+const helperEnv = "VIGIL_CAPTURE_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		if err := runHelper(mode, os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(mode string, args []string) error {
+	switch mode {
+	case "files": // DIR PREFIX N CONCURRENCY: write then read back N files
+		var n, conc int
+		fmt.Sscan(args[2], &n)
+		fmt.Sscan(args[3], &conc)
+		return writeReadFiles(args[0], args[1], n, conc)
+	case "openloop": // PATH N: open and close PATH N times, print elapsed ns
+		var n int
+		fmt.Sscan(args[1], &n)
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			fd, err := unix.Openat(unix.AT_FDCWD, args[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			unix.Close(fd)
+		}
+		fmt.Println(time.Since(start).Nanoseconds())
+		return nil
+	case "openat2": // PATH: create PATH with openat2
+		fd, err := unix.Openat2(unix.AT_FDCWD, args[0], &unix.OpenHow{
+			Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_CLOEXEC,
+			Mode:  0o640,
+		})
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	case "connect": // PORT UNIXPATH: connect to closed TCP ports and a missing unix socket
+		var port int
+		fmt.Sscan(args[0], &port)
+		try := func(domain int, sa unix.Sockaddr) {
+			fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return
+			}
+			unix.Connect(fd, sa)
+			unix.Close(fd)
+		}
+		try(unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+		try(unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}})
+		try(unix.AF_UNIX, &unix.SockaddrUnix{Name: args[1]})
+		return nil
+	}
+	return fmt.Errorf("unknown helper mode %q", mode)
+}
+
+func writeReadFiles(dir, prefix string, n, conc int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, conc)
+	payload := bytes.Repeat([]byte("x"), 128)
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				p := filepath.Join(dir, fmt.Sprintf("%s%06d", prefix, i))
+				if err := os.WriteFile(p, payload, 0o600); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := os.ReadFile(p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// cgroup2Mount finds the cgroup v2 mount point (/sys/fs/cgroup/unified on
+// hybrid hosts, /sys/fs/cgroup on pure v2 hosts).
+func cgroup2Mount(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 3 && f[2] == "cgroup2" {
+			return f[1]
+		}
+	}
+	t.Fatal("no cgroup2 mount in /proc/self/mounts")
+	return ""
+}
+
+var cgroupSeq atomic.Int64
+
+// testCgroup creates a throwaway cgroup and removes it at cleanup, killing
+// anything this test left in it first.
+func testCgroup(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(cgroup2Mount(t), fmt.Sprintf("vigil-capture-test-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if populated(t, dir) {
+			os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+			waitEmpty(t, dir)
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("remove test cgroup: %v", err)
+		}
+	})
+	return dir
+}
+
+func populated(t testing.TB, dir string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(data, []byte("populated 1"))
+}
+
+// waitEmpty blocks until cgroup.events says "populated 0", woken by
+// inotify on every change of the file.
+func waitEmpty(t testing.TB, dir string) {
+	t.Helper()
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, filepath.Join(dir, "cgroup.events"), unix.IN_MODIFY); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	buf := make([]byte, 4096)
+	for populated(t, dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("cgroup %s still populated after 30s", dir)
+		}
+		fds := []unix.PollFd{{Fd: int32(in), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, 1000); err != nil && !errors.Is(err, unix.EINTR) {
+			t.Fatal(err)
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			unix.Read(in, buf)
+		}
+	}
+}
+
+// command builds a command that starts directly inside cgroup dir
+// (clone3 CLONE_INTO_CGROUP), or in the test's own cgroup if dir is "".
+func command(t testing.TB, dir string, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	if dir != "" {
+		f, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+	}
+	return cmd
+}
+
+// helper builds a command re-running this test binary as a helper.
+func helper(t testing.TB, dir, mode string, args ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := command(t, dir, self, args...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	return cmd
+}
+
+// openCapture opens a capture on dir and closes it at cleanup.
+func openCapture(t testing.TB, dir string, ringSize int) *Capture {
+	t.Helper()
+	c, err := Open(Config{CgroupPath: dir, RingSize: ringSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	for _, p := range c.Probes() {
+		if !p.Attached {
+			t.Fatalf("probe %s not attached: %s", p.Name, p.Error)
+		}
+	}
+	return c
+}
+
+// finish waits for dir to be empty, then drains c.
+func finish(t testing.TB, c *Capture, dir string) *Result {
+	t.Helper()
+	waitEmpty(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

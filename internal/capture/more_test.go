@@ -1,0 +1,193 @@
+package capture
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vigil/internal/event"
+	"vigil/internal/testenv"
+)
+
+// countOpens counts open events whose path starts with prefix, by access.
+func countOpens(r *Result, prefix string) map[string]int {
+	out := map[string]int{}
+	for _, ev := range r.Events {
+		if ev.Kind == event.KindOpen && strings.HasPrefix(ev.Open.Path, prefix) {
+			out[ev.Open.Access]++
+		}
+	}
+	return out
+}
+
+func TestManyFilesNotDeduplicated(t *testing.T) {
+	testenv.RequireRoot(t)
+	const n, conc = 10000, 4
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "f")
+	if err := helper(t, cg, "files", dir, "f", fmt.Sprint(n), fmt.Sprint(conc)).Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+	got := countOpens(r, prefix)
+	if got[event.AccessWrite] != n || got[event.AccessRead] != n || len(got) != 2 {
+		t.Errorf("opens under %s by access = %v, want %d write and %d read", prefix, got, n, n)
+	}
+	// Each file was created once and read once: no two events alike.
+	seen := map[string]int{}
+	for _, ev := range r.Events {
+		if ev.Kind == event.KindOpen && strings.HasPrefix(ev.Open.Path, prefix) {
+			seen[ev.Open.Path]++
+		}
+	}
+	for p, k := range seen {
+		if k != 2 {
+			t.Fatalf("%s opened %d times in the capture, want 2", p, k)
+		}
+	}
+	t.Logf("events=%d emitted=%v", len(r.Events), r.Emitted)
+}
+
+func TestTinyRingCountsDrops(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 4096)
+	// Paths of about 1,800 bytes: two records fill the ring, so the
+	// reader cannot keep up however idle the machine is.
+	dir := t.TempDir()
+	for i := 0; i < 7; i++ {
+		dir = filepath.Join(dir, strings.Repeat(string(rune('a'+i)), 250))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := helper(t, cg, "files", dir, "f", "5000", "4").Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	if r.Drops[event.KindOpen] == 0 || r.RingFull[event.KindOpen] == 0 {
+		t.Errorf("drops = %v with a 4 KiB ring under 10,000 opens, want open drops", r.Drops)
+	}
+	if !r.DrainProven {
+		t.Errorf("drain not proven: %s", r.DrainDetail)
+	}
+	if uint64(len(r.Events)) != totalEmitted(r) || r.Records != totalEmitted(r) {
+		t.Errorf("read %d records (%d events), kernel emitted %d", r.Records, len(r.Events), totalEmitted(r))
+	}
+	opens := countOpens(r, dir)
+	seenPlusDropped := uint64(opens[event.AccessRead]+opens[event.AccessWrite]) + r.Drops[event.KindOpen]
+	if seenPlusDropped < 10000 {
+		t.Errorf("captured %v + dropped %d opens < the 10000 performed", opens, r.Drops[event.KindOpen])
+	}
+	for _, ev := range r.Events {
+		if ev.Kind == event.KindOpen && strings.HasPrefix(ev.Open.Path, dir) && (ev.Open.PathTruncated || len(ev.Open.Path) < len(dir)+7) {
+			t.Fatalf("long path mangled: truncated=%v len=%d", ev.Open.PathTruncated, len(ev.Open.Path))
+		}
+	}
+	t.Logf("path bytes=%d events=%d drops=%v emitted=%v", len(dir)+7, len(r.Events), r.Drops, r.Emitted)
+}
+
+func TestIsolation(t *testing.T) {
+	testenv.RequireRoot(t)
+	const n = 500
+	cgA, cgB := testCgroup(t), testCgroup(t)
+	capA, capB := openCapture(t, cgA, 0), openCapture(t, cgB, 0)
+	dir := t.TempDir()
+	cmds := map[string]interface{ Run() error }{
+		"a":       helper(t, cgA, "files", dir, "a", fmt.Sprint(n), "2"),
+		"b":       helper(t, cgB, "files", dir, "b", fmt.Sprint(n), "2"),
+		"outside": helper(t, "", "files", dir, "outside", fmt.Sprint(n), "2"),
+	}
+	errs := make(chan error, len(cmds))
+	for _, cmd := range cmds {
+		go func() { errs <- cmd.Run() }()
+	}
+	for range cmds {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rA, rB := finish(t, capA, cgA), finish(t, capB, cgB)
+	for name, tc := range map[string]struct {
+		r          *Result
+		own, other string
+		cgID       uint64
+	}{
+		"A": {rA, "a", "b", capA.SessionCgroupID()},
+		"B": {rB, "b", "a", capB.SessionCgroupID()},
+	} {
+		checkComplete(t, tc.r)
+		own := countOpens(tc.r, filepath.Join(dir, tc.own))
+		if own[event.AccessWrite] != n || own[event.AccessRead] != n {
+			t.Errorf("capture %s: own opens %v, want %d+%d", name, own, n, n)
+		}
+		for _, foreign := range []string{tc.other, "outside"} {
+			if got := countOpens(tc.r, filepath.Join(dir, foreign)); len(got) != 0 {
+				t.Errorf("capture %s saw %v opens of %q files", name, got, foreign)
+			}
+		}
+		for _, ev := range tc.r.Events {
+			if ev.CgroupID != tc.cgID {
+				t.Errorf("capture %s: event from cgroup %d", name, ev.CgroupID)
+				break
+			}
+		}
+	}
+}
+
+func TestOpenat2AndConnect(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	// A port that was just free: nothing listens on it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "via-openat2")
+	sock := filepath.Join(dir, "missing.sock")
+	if err := helper(t, cg, "openat2", target).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := helper(t, cg, "connect", fmt.Sprint(port), sock).Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+
+	var o2 *event.Open
+	conns := map[string]*event.Connect{}
+	for _, ev := range r.Events {
+		if ev.Kind == event.KindOpen && ev.Open.Path == target {
+			o2 = ev.Open
+		}
+		if ev.Kind == event.KindConnect {
+			conns[ev.Connect.Family] = ev.Connect
+		}
+	}
+	if o2 == nil {
+		t.Fatalf("no open event for %s", target)
+	}
+	if o2.Syscall != "openat2" || o2.Access != event.AccessWrite || !o2.Create || o2.Truncate || o2.Mode != 0o640 || o2.Ret < 0 || o2.Dirfd != -100 {
+		t.Errorf("openat2 event = %+v", *o2)
+	}
+	const econnrefused, enoent = -111, -2
+	if v4 := conns["inet"]; v4 == nil || v4.Addr != "127.0.0.1" || int(v4.Port) != port || v4.Ret != econnrefused {
+		t.Errorf("inet connect = %+v, want 127.0.0.1:%d refused", v4, port)
+	}
+	if v6 := conns["inet6"]; v6 == nil || v6.Addr != "::1" || int(v6.Port) != port || v6.Ret != econnrefused {
+		t.Errorf("inet6 connect = %+v, want [::1]:%d refused", v6, port)
+	}
+	if u := conns["unix"]; u == nil || u.Addr != sock || u.Ret != enoent {
+		t.Errorf("unix connect = %+v, want %s ENOENT", u, sock)
+	}
+}

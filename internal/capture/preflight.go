@@ -1,0 +1,54 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
+)
+
+// Sentinel errors returned (wrapped, with an actionable message) by
+// Preflight and Open. Callers test them with errors.Is.
+var (
+	ErrNotRoot     = errors.New("not running as root")
+	ErrNoBPF       = errors.New("BPF unavailable")
+	ErrNoBTF       = errors.New("kernel BTF unavailable")
+	ErrNoRingBuf   = errors.New("BPF ring buffer unsupported")
+	ErrNoTracefs   = errors.New("tracefs unavailable")
+	ErrBadConfig   = errors.New("invalid capture configuration")
+	ErrNoCgroupFS  = errors.New("not a cgroup v2 directory")
+	ErrFinished    = errors.New("capture already finished")
+	ErrNotAttached = errors.New("no probe attached")
+)
+
+const btfPath = "/sys/kernel/btf/vmlinux"
+
+// Preflight checks, cheapest first, that this process can load and attach
+// the capture programs. The error is one line saying what is missing and
+// what to do about it. On success it also starts parsing the kernel's BTF
+// in the background for a later Open.
+func Preflight() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("capture: %w: eBPF capture needs root (run vigil record with sudo)", ErrNotRoot)
+	}
+	if _, err := os.Stat(btfPath); err != nil {
+		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)
+	}
+	if err := features.HaveProgramType(ebpf.TracePoint); err != nil {
+		return fmt.Errorf("capture: %w: tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
+	}
+	if err := features.HaveMapType(ebpf.RingBuf); err != nil {
+		return fmt.Errorf("capture: %w (%v); Linux 5.8 or newer is required", ErrNoRingBuf, err)
+	}
+	if err := features.HaveProgramHelper(ebpf.TracePoint, asm.FnRingbufReserveDynptr); err != nil {
+		return fmt.Errorf("capture: %w: no variable-size reservation (bpf_ringbuf_reserve_dynptr: %v); Linux 5.19 or newer is required", ErrNoRingBuf, err)
+	}
+	// Parse the kernel's BTF in the background: the caller's next steps
+	// (creating the session cgroup) overlap with it, and Open then finds
+	// it cached.
+	go kernelBTF.Kernel()
+	return nil
+}
