@@ -2,6 +2,7 @@ package stats
 
 import (
 	mstats "github.com/aclements/go-moremath/stats"
+	"math"
 )
 
 // UTestResult is a two-sided Mann–Whitney U test of x against y.
@@ -22,5 +23,7 @@ func MannWhitney(x, y []float64) UTestResult {
 		u := float64(len(x)*len(y)) / 2
 		return UTestResult{N1: len(x), N2: len(y), U: u, P: 1}
 	}
-	return UTestResult{N1: r.N1, N2: r.N2, U: r.U, P: r.P}
+	// The two-sided p is doubled from a tail sum and can round to just
+	// above 1; a probability is clamped to [0, 1].
+	return UTestResult{N1: r.N1, N2: r.N2, U: r.U, P: math.Min(1, math.Max(0, r.P))}
 }
