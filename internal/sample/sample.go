@@ -82,6 +82,9 @@ type Sample struct {
 	Artifacts Artifacts `json:"artifacts"`
 
 	ExitCode int `json:"exit_code"`
+	// StragglersKilled counts descendants still alive after the direct
+	// child exited, which the harness killed before the next sample.
+	StragglersKilled int `json:"stragglers_killed"`
 
 	// Runner (A/C only).
 	Health          *Health            `json:"health,omitempty"`

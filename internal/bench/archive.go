@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"vigil/internal/archive"
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// archiveFacts is what the harness takes from one sample's archive.
+type archiveFacts struct {
+	ExtractedBytes int64
+	Health         evidence.Health
+	// Opens under the worker directory, by access mode.
+	WriteOpens, ReadOpens, ReadWriteOpens int
+	// FailedOpens are worker-file opens that returned an error.
+	FailedOpens int
+}
+
+// readArchive verifies and decodes a vigil archive (archive.Read: hashes,
+// schemas, cross-file consistency), takes its observation health, counts
+// successful opens of paths under workerDir by access mode, and sums the
+// extracted size of its entries. Paths are matched as the caller gave them,
+// so the workload must use absolute worker paths (vigil agent does).
+func readArchive(path, workerDir string) (archiveFacts, error) {
+	var f archiveFacts
+	size, err := extractedSize(path)
+	if err != nil {
+		return f, fmt.Errorf("archive %s: %v", path, err)
+	}
+	f.ExtractedBytes = size
+	b, err := archive.Read(path)
+	if err != nil {
+		return f, fmt.Errorf("archive fails verification: %v", err)
+	}
+	f.Health = b.Health
+	if workerDir != "" {
+		countOpens(b.Kernel, strings.TrimSuffix(workerDir, "/")+"/", &f)
+	}
+	return f, nil
+}
+
+func countOpens(events []event.Kernel, prefix string, f *archiveFacts) {
+	for _, ev := range events {
+		if ev.Kind != event.KindOpen || ev.Open == nil || !strings.HasPrefix(ev.Open.Path, prefix) {
+			continue
+		}
+		if ev.Open.Ret < 0 {
+			f.FailedOpens++
+			continue
+		}
+		switch ev.Open.Access {
+		case event.AccessWrite:
+			f.WriteOpens++
+		case event.AccessRead:
+			f.ReadOpens++
+		case event.AccessReadWrite:
+			f.ReadWriteOpens++
+		}
+	}
+}
+
+// extractedSize sums the sizes of every entry of a tar.gz.
+func extractedSize(path string) (int64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	zr, err := gzip.NewReader(bufio.NewReaderSize(file, 1<<16))
+	if err != nil {
+		return 0, err
+	}
+	tr := tar.NewReader(zr)
+	var total int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		total += h.Size
+	}
+}

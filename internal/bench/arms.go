@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"vigil/internal/sample"
+)
+
+// Kinds lists the arm kinds in canonical order.
+var Kinds = []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC}
+
+// ParseArms turns "--arms bare,A,B,C" into labels and kinds. A kind may
+// repeat for an A/A noise-floor run: its second occurrence is labelled
+// KIND2, the third KIND3, and so on.
+func ParseArms(list []string) (labels, kinds []string, err error) {
+	count := map[string]int{}
+	for _, a := range list {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		kind := ""
+		for _, k := range Kinds {
+			if strings.EqualFold(a, k) {
+				kind = k
+			}
+		}
+		if kind == "" {
+			return nil, nil, fmt.Errorf("--arms: unknown arm %q (want bare, A, B, C)", a)
+		}
+		count[kind]++
+		label := kind
+		if count[kind] > 1 {
+			label = kind + strconv.Itoa(count[kind])
+		}
+		labels = append(labels, label)
+		kinds = append(kinds, kind)
+	}
+	if len(labels) == 0 {
+		return nil, nil, fmt.Errorf("--arms: no arms selected")
+	}
+	return labels, kinds, nil
+}
+
+// usesRunner reports whether an arm kind runs under vigil record.
+func usesRunner(kind string) bool { return kind == sample.ArmA || kind == sample.ArmC }
+
+// usesOTel reports whether an arm kind has tracing on.
+func usesOTel(kind string) bool { return kind == sample.ArmB || kind == sample.ArmC }
+
+// samplePaths are the files one sample's command writes, all inside the
+// sample's private directory.
+type samplePaths struct {
+	Dir      string // the sample directory (removed afterwards)
+	Work     string // the workload's --work-dir and cwd
+	Result   string // agent --result-out
+	Trace    string // agent --trace-out (B/C)
+	Archive  string // record --archive (A/C)
+	PhaseLog string // record --phase-log (A/C)
+	Stdout   string
+	Stderr   string
+}
+
+// armCommand builds the argv and extra environment for one sample. With no
+// user command, the workload is `vigil agent` with the cell's knobs; with
+// one, tracing is toggled through OTEL_SDK_DISABLED and the command runs
+// as given.
+func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths) (argv, env []string) {
+	otel := usesOTel(kind)
+	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
+	var work []string
+	if len(user) > 0 {
+		work = append(work, user...)
+	} else {
+		work = []string{vigil, "agent",
+			"--otel=" + strconv.FormatBool(otel),
+			"--kernel-events", strconv.Itoa(cell.KernelEvents),
+			"--span-events", strconv.Itoa(cell.SpanEvents),
+			"--concurrency", strconv.Itoa(cell.Concurrency),
+			"--payload-bytes", strconv.Itoa(cell.PayloadBytes),
+			"--work-dir", p.Work,
+			"--result-out", p.Result,
+		}
+		if otel {
+			work = append(work, "--trace-out", p.Trace)
+		}
+	}
+	if !usesRunner(kind) {
+		return work, env
+	}
+	argv = []string{vigil, "record", "--archive", p.Archive, "--phase-log", p.PhaseLog, "--"}
+	return append(argv, work...), env
+}

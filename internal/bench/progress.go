@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"vigil/internal/sample"
+)
+
+// Progress reports a run as it goes: on a terminal one line rewritten in
+// place (done/total, ETA, current cell and arm, discards so far); otherwise
+// one plain log line per sample.
+type Progress struct {
+	w        io.Writer
+	tty      bool
+	total    int // first attempts scheduled in this invocation
+	done     int // first attempts finished
+	reruns   int
+	discards int // invalid samples so far (warm-ups are not discards)
+	start    time.Time
+	lineOpen bool
+}
+
+// NewProgress starts reporting on w.
+func NewProgress(w io.Writer, tty bool, total int) *Progress {
+	return &Progress{w: w, tty: tty, total: total, start: time.Now()}
+}
+
+func (p *Progress) eta() string {
+	if p.done == 0 {
+		return "?"
+	}
+	per := time.Since(p.start) / time.Duration(p.done+p.reruns)
+	return (per * time.Duration(p.total-p.done)).Round(time.Second).String()
+}
+
+// Begin announces the sample about to run.
+func (p *Progress) Begin(cell, arm string, block int, attempt int) {
+	if !p.tty {
+		return
+	}
+	what := fmt.Sprintf("block %d", block)
+	if block < 0 {
+		what = fmt.Sprintf("warm-up %d", -block)
+	}
+	if attempt > 0 {
+		what += fmt.Sprintf(" re-measure %d", attempt)
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K[%d/%d] ETA %s  %s %s %s  discards %d", p.done, p.total, p.eta(), cell, arm, what, p.discards)
+	p.lineOpen = true
+}
+
+// End records a finished sample.
+func (p *Progress) End(s sample.Sample) {
+	if s.Attempt == 0 {
+		p.done++
+	} else {
+		p.reruns++
+	}
+	if !s.Valid {
+		p.discards++
+	}
+	if p.tty {
+		if !s.Valid {
+			p.Logf("discarded %s: %s", s.ID, s.InvalidReason)
+		}
+		return
+	}
+	state := "valid"
+	if !s.Valid {
+		state = "INVALID: " + s.InvalidReason
+	} else if s.Warmup {
+		state = "warm-up"
+	}
+	fmt.Fprintf(p.w, "vigil bench: [%d/%d] %s wall %s peak %s: %s\n", p.done, p.total, s.ID,
+		time.Duration(s.WallNS).Round(time.Millisecond), bytesText(s.TreePeakBytes), state)
+}
+
+// Logf prints a line that stays (above the progress line on a terminal).
+func (p *Progress) Logf(format string, args ...any) {
+	if p.tty && p.lineOpen {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.lineOpen = false
+	}
+	fmt.Fprintf(p.w, "vigil bench: "+format+"\n", args...)
+}
+
+// Finish clears the progress line.
+func (p *Progress) Finish() {
+	if p.tty && p.lineOpen {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.lineOpen = false
+	}
+}
+
+func bytesText(n int64) string {
+	if n < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+}

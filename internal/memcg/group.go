@@ -1,0 +1,177 @@
+package memcg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+var seq atomic.Uint64
+
+// Group is one per-sample memory cgroup.
+type Group struct {
+	Dir  string
+	mode Mode
+	fd   *os.File // v2: the directory, for CLONE_INTO_CGROUP
+}
+
+// New creates a fresh, empty cgroup named NamePrefix+<pid>-<n>.
+func (c *Controller) New() (*Group, error) {
+	if c.mode == None {
+		return nil, fmt.Errorf("no memory cgroup available: %s", c.reason)
+	}
+	name := fmt.Sprintf("%s%d-%d", NamePrefix, os.Getpid(), seq.Add(1))
+	dir := filepath.Join(c.parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create memory cgroup: %w", err)
+	}
+	g := &Group{Dir: dir, mode: c.mode}
+	if c.mode == V2 {
+		f, err := os.Open(dir)
+		if err != nil {
+			_ = os.Remove(dir)
+			return nil, fmt.Errorf("open memory cgroup: %w", err)
+		}
+		g.fd = f
+	}
+	return g, nil
+}
+
+// Mode is the hierarchy the group lives in.
+func (g *Group) Mode() Mode { return g.mode }
+
+// Prepare arranges, on v2, for cmd to be created inside the group by the
+// kernel at clone time. On v1 it does nothing and returns false: the child
+// has to join by writing its pid into Dir/cgroup.procs itself.
+func (g *Group) Prepare(cmd *exec.Cmd) bool {
+	if g.mode != V2 {
+		return false
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD = true
+	cmd.SysProcAttr.CgroupFD = int(g.fd.Fd())
+	return true
+}
+
+// Peak returns the group's peak memory in bytes (v2 memory.peak, v1
+// memory.max_usage_in_bytes). Both include page cache charged to the tree.
+func (g *Group) Peak() (int64, error) {
+	file := "memory.max_usage_in_bytes"
+	if g.mode == V2 {
+		file = "memory.peak"
+	}
+	data, err := os.ReadFile(filepath.Join(g.Dir, file))
+	if err != nil {
+		return -1, err
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return -1, fmt.Errorf("%s/%s: %w", g.Dir, file, err)
+	}
+	return v, nil
+}
+
+// Procs lists the processes in the group.
+func (g *Group) Procs() ([]int, error) {
+	data, err := os.ReadFile(filepath.Join(g.Dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// WaitEmpty polls until the group has no processes or timeout passes, and
+// reports whether it emptied, with every pid it saw in the group. Exiting
+// descendants leave the group within moments of their parent; this only
+// waits for that, it is not a delay.
+func (g *Group) WaitEmpty(timeout time.Duration) (bool, []int) {
+	deadline := time.Now().Add(timeout)
+	seen := map[int]bool{}
+	for {
+		procs, err := g.Procs()
+		for _, p := range procs {
+			seen[p] = true
+		}
+		if err != nil || len(procs) == 0 || time.Now().After(deadline) {
+			return err == nil && len(procs) == 0, keys(seen)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func keys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Kill SIGKILLs every process in the group until it is empty, and returns
+// the distinct processes it signalled. Processes forked while it runs are
+// caught by the next pass.
+func (g *Group) Kill() ([]int, error) {
+	seen := map[int]bool{}
+	if g.mode == V2 {
+		if err := os.WriteFile(filepath.Join(g.Dir, "cgroup.kill"), []byte("1"), 0); err == nil {
+			procs, _ := g.Procs()
+			for _, p := range procs {
+				seen[p] = true
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		procs, err := g.Procs()
+		if err != nil {
+			return keys(seen), err
+		}
+		if len(procs) == 0 {
+			return keys(seen), nil
+		}
+		if time.Now().After(deadline) {
+			return keys(seen), fmt.Errorf("memory cgroup %s still has %d processes after SIGKILL", g.Dir, len(procs))
+		}
+		for _, p := range procs {
+			seen[p] = true
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Remove deletes the group. It must be empty; a group whose last process
+// is still being torn down is retried briefly.
+func (g *Group) Remove() error {
+	if g.fd != nil {
+		_ = g.fd.Close()
+		g.fd = nil
+	}
+	var err error
+	for i := 0; i < 200; i++ {
+		err = os.Remove(g.Dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("remove memory cgroup: %w", err)
+}
