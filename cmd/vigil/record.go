@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"vigil/internal/runner"
+)
+
+func init() {
+	var o runner.Options
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
+		Short: "Run a command under kernel observation and write an evidence archive (root)",
+		Long: `record runs CMD inside a fresh cgroup v2 session with eBPF capture attached to
+that session, waits until every process of the session is gone, and writes a
+byte-reproducible evidence archive (check it with vigil verify).
+
+The child is placed in the session cgroup before it executes (clone3 with
+CLONE_INTO_CGROUP); descendants that double-fork, setsid or create sub-cgroups
+stay covered. After CMD exits, processes still in the session get --grace to
+finish, then are killed via cgroup.kill and counted in the archive's health.
+SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD; once CMD has exited,
+one of them ends the grace period early.
+
+The session is a child of vigil's own cgroup v2 named vigil-<pid>-<run id>
+(on hybrid hosts under /sys/fs/cgroup/unified). Sessions left by a vigil that
+died are removed at the start of the next run, their processes killed.
+--phase-log receives the runner's phase timings (preflight, attach, cgroup,
+spawn, child_runtime, drain, archive_write, teardown, in ms); run.json holds
+those that end before the archive is written.
+
+CMD sees VIGIL_RUN_ID and VIGIL_SDK_EVENT_LOG (the file where it may report
+its own tool calls as SDK events).
+
+Exit codes:
+  the child's exit code, or 128+N when signal N killed it
+  125  vigil itself failed (bad flags, missing privileges, capture or
+       archive errors); no archive, session cgroup or child is left behind
+  126  CMD was found but cannot be executed
+  127  CMD was not found`,
+		Example: `  vigil record --archive run.tar.gz -- make test
+  vigil record --archive run.tar.gz --phase-log phases.json -- ./agent --seed 1
+  vigil record --archive run.tar.gz --grace 200ms -- sh -c 'daemon &'
+  vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Argv = args
+			o.VigilVersion = version
+			if !quiet {
+				o.Log = os.Stderr
+			}
+			res, err := runner.Record(context.Background(), o)
+			if err != nil {
+				var re *runner.Error
+				if errors.As(err, &re) {
+					fmt.Fprintln(os.Stderr, "vigil: "+re.Error())
+					return exitError{re.Code}
+				}
+				return err
+			}
+			if res.ExitCode != 0 {
+				return exitError{res.ExitCode}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	// Everything after the first non-flag argument belongs to CMD, with or
+	// without "--".
+	f.SetInterspersed(false)
+	f.StringVar(&o.ArchivePath, "archive", "", "write the evidence archive to `FILE` (required; replaced atomically)")
+	f.IntVar(&o.RingSize, "ring-size", 0, "ring-buffer size in `BYTES` (power of two, multiple of the page size; 0 = capture default)")
+	f.DurationVar(&o.Grace, "grace", runner.DefaultGrace, "how long processes left after CMD exits may run before they are killed")
+	f.StringVar(&o.PhaseLogPath, "phase-log", "", "write the runner's phase timings as JSON to `FILE` (schema phases)")
+	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")
+	f.BoolVar(&o.AllowAbsentKernel, "allow-absent-kernel", false, "record even when kernel capture is unavailable (archive says kernel_layer absent, and why)")
+	f.StringVar(&o.RunID, "run-id", "", "run id (1-64 of [A-Za-z0-9_.]; default: 16 random hex characters)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
+	rootCmd.AddCommand(cmd)
+}

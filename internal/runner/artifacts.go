@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// prepareSDKLog creates the file the child writes SDK events to: the
+// --sdk-event-log path truncated, or a private temporary file.
+func (r *run) prepareSDKLog() (string, error) {
+	if p := r.o.SDKEventLogPath; p != "" {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return "", fail("--sdk-event-log %s: %v", p, err)
+		}
+		return p, f.Close()
+	}
+	f, err := os.CreateTemp("", "vigil-sdk-"+r.o.RunID+"-*.ndjson")
+	if err != nil {
+		return "", fail("creating the SDK event log: %v", err)
+	}
+	r.sdkTemp = f.Name()
+	return f.Name(), f.Close()
+}
+
+// readSDKLog ingests the SDK log strictly. An empty log means the
+// workload reported nothing (no SDK layer).
+func readSDKLog(path, runID string) ([]event.SDK, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the SDK event log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the SDK event log: %w", err)
+	}
+	if st.Size() == 0 {
+		return nil, nil, nil
+	}
+	ev, problems := evidence.ReadSDKLog(f, runID)
+	return ev, problems, nil
+}
+
+// writeArchive writes the bundle next to its destination and renames it
+// into place, so the archive path only ever holds a complete archive.
+func (r *run) writeArchive(b *evidence.Bundle) error {
+	write := r.o.WriteArchive
+	if write == nil {
+		write = defaultArchiveWriter
+	}
+	dst := r.o.ArchivePath
+	r.archiveTmp = filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-"+r.o.RunID)
+	if err := write(r.archiveTmp, b); err != nil {
+		return fail("writing archive %s: %v", dst, err)
+	}
+	if err := os.Rename(r.archiveTmp, dst); err != nil {
+		return fail("writing archive %s: %v", dst, err)
+	}
+	r.archiveTmp = ""
+	return nil
+}
+
+// writeJSONAtomic writes v as indented JSON via a temporary file.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}

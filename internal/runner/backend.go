@@ -1,0 +1,42 @@
+package runner
+
+import (
+	"context"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// Backend is the kernel capture as the runner sees it. The production
+// backend wraps package capture; tests substitute their own.
+type Backend interface {
+	// Preflight reports why capture cannot work on this host (no BPF,
+	// no BTF, ...), or nil.
+	Preflight() error
+	// Open attaches capture to the session cgroup directory cgroupDir.
+	Open(cgroupDir string, ringSize int) (Capture, error)
+}
+
+// Capture is one attached capture.
+type Capture interface {
+	Probes() []evidence.Probe
+	// Finish drains the capture; it is called once the session is empty.
+	Finish(ctx context.Context) (*CaptureResult, error)
+	Close() error
+}
+
+// CaptureResult is what a finished capture observed.
+type CaptureResult struct {
+	Events       []event.Kernel
+	Emitted      map[event.Kind]uint64
+	Drops        map[event.Kind]uint64
+	DecodeErrors uint64
+	DrainProven  bool
+	DrainDetail  string
+	// ReadFaults counts events whose path, argv0 or address the kernel
+	// could not read (archived empty or partial).
+	ReadFaults uint64
+}
+
+// ArchiveWriter writes a bundle as an archive at path.
+type ArchiveWriter func(path string, b *evidence.Bundle) error

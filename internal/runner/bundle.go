@@ -1,0 +1,44 @@
+package runner
+
+import (
+	"time"
+
+	"vigil/internal/evidence"
+)
+
+// runFacts is what a finished run contributes to its archive.
+type runFacts struct {
+	env        []string
+	start, end time.Time
+	phases     map[string]float64
+	res        *Result
+	absent     string // why kernel capture is absent, or ""
+	probes     []evidence.Probe
+	capture    *CaptureResult // nil when absent
+	ids        map[uint64]bool
+	sdkPath    string
+}
+
+// assemble ingests the SDK log and builds the archive's documents.
+func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
+	in := healthInput(f.absent, f.probes, f.capture, f.ids, f.res.StragglersKilled)
+	sdk, problems, err := readSDKLog(f.sdkPath, o.RunID)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	in.SDKProblems = problems
+	run := evidence.Run{
+		RunID:         o.RunID,
+		VigilVersion:  o.VigilVersion,
+		Argv:          o.Argv,
+		EnvNames:      envNames(f.env),
+		StartTime:     f.start.UTC().Format(time.RFC3339Nano),
+		EndTime:       f.end.UTC().Format(time.RFC3339Nano),
+		ExitCode:      f.res.ExitCode,
+		Signal:        f.res.Signal,
+		Host:          hostInfo(),
+		PhasesMS:      f.phases,
+		SessionCgroup: f.res.SessionCgroup,
+	}
+	return evidence.Assemble(run, kernelEvents(f.capture), sdk, in), nil
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"vigil/internal/event"
+)
+
+// forwarded are the signals vigil passes on to the child instead of dying.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// childEnv is vigil's environment with the run id and SDK log path set
+// (replacing any inherited values).
+func childEnv(runID, sdkLog string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == event.EnvRunID || name == event.EnvSDKEventLog {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, event.EnvRunID+"="+runID, event.EnvSDKEventLog+"="+sdkLog)
+}
+
+// envNames returns the sorted, distinct variable names of env.
+func envNames(env []string) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// newChild prepares the command so that clone3 places it directly into the
+// cgroup open as cgroupFD: it never runs outside the session, not even for
+// the instructions between fork and exec.
+func newChild(path string, o *Options, env []string, cgroupFD int) *exec.Cmd {
+	return &exec.Cmd{
+		Path:   path,
+		Args:   o.Argv,
+		Env:    env,
+		Stdin:  o.Stdin,
+		Stdout: o.Stdout,
+		Stderr: o.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{
+			UseCgroupFD: true,
+			CgroupFD:    cgroupFD,
+		},
+	}
+}
+
+// startError maps a failed start to the shell's exit codes.
+func startError(name string, err error) *Error {
+	var pe *fs.PathError
+	inner := err
+	if errors.As(err, &pe) {
+		inner = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failCode(ExitNotFound, "command %q not found: %v", name, inner)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return failCode(ExitCannotExecute, "command %q cannot be executed: %v", name, inner)
+	}
+	return fail("starting %q in the session cgroup: %v", name, inner)
+}
+
+// exitStatus returns vigil's exit code for the child's wait status: its
+// exit code, or 128+N (and N) when signal N killed it.
+func exitStatus(ps *os.ProcessState) (code, sig int) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal())
+	}
+	return ps.ExitCode(), 0
+}
+
+// signals subscribes to the forwarded signals for the life of a run.
+func signals() (chan os.Signal, func()) {
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, forwarded...)
+	return c, func() { signal.Stop(c) }
+}

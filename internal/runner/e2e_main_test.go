@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vigil/internal/archive"
+	"vigil/internal/cgroup"
+	"vigil/internal/evidence"
+)
+
+// vigilBin is the vigil binary built once for the end-to-end tests.
+var vigilBin string
+
+func TestMain(m *testing.M) {
+	runHelper()
+	dir, err := os.MkdirTemp("", "vigil-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// World-readable, so the unprivileged test can run it.
+	os.Chmod(dir, 0o755)
+	vigilBin = filepath.Join(dir, "vigil")
+	build := exec.Command("go", "build", "-o", vigilBin, "vigil/cmd/vigil")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building vigil:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one finished vigil invocation.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runVigil runs the vigil binary in dir with args and waits for it.
+func runVigil(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(vigilBin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running vigil: %v", err)
+	}
+	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
+}
+
+// verifyAndRead checks the archive with `vigil verify` and decodes it.
+func verifyAndRead(t *testing.T, path string) *evidence.Bundle {
+	t.Helper()
+	if r := runVigil(t, filepath.Dir(path), "verify", path); r.code != 0 {
+		t.Fatalf("vigil verify %s: exit %d: %s", path, r.code, r.stderr)
+	}
+	if err := archive.Verify(path); err != nil {
+		t.Fatalf("archive.Verify: %v", err)
+	}
+	b, err := archive.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// assertNoSessions fails if any session cgroup of a live test-started
+// vigil (named with one of runIDs) is left in vigil's parent cgroup.
+func assertNoSessions(t *testing.T, runIDs ...string) {
+	t.Helper()
+	for _, id := range runIDs {
+		assertNoSession(t, id)
+	}
+}
+
+// sessionDirs lists every session-looking directory in the v2 parent.
+func sessionDirs(t *testing.T) []string {
+	parent, err := cgroup.SelfDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(parent)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), cgroup.NamePrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// oneLine fails unless s is exactly one non-empty line.
+func oneLine(t *testing.T, s string) {
+	t.Helper()
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" || strings.Contains(s, "\n") {
+		t.Errorf("want a one-line error, got %q", s)
+	}
+}

@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+)
+
+// healthInput gathers the runner's counters for observation health.
+// ids are the cgroup ids of the session tree; an event from any other
+// cgroup is counted as outside the session (and still archived).
+func healthInput(absent string, probes []evidence.Probe, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
+	in := evidence.HealthInput{
+		CaptureAvailable:      absent == "" && cr != nil,
+		AbsentReason:          absent,
+		Probes:                probes,
+		ChildPlacedBeforeExec: true, // clone3(CLONE_INTO_CGROUP) or no child at all
+		StragglersKilled:      killed,
+	}
+	if cr == nil {
+		return in
+	}
+	in.Emitted = cr.Emitted
+	in.Drops = cr.Drops
+	in.DecodeErrors = cr.DecodeErrors
+	in.DrainProven = cr.DrainProven
+	in.DrainDetail = cr.DrainDetail
+	for i := range cr.Events {
+		if !ids[cr.Events[i].CgroupID] {
+			in.OutsideEvents++
+		}
+	}
+	return in
+}
+
+func kernelEvents(cr *CaptureResult) []event.Kernel {
+	if cr == nil {
+		return nil
+	}
+	return cr.Events
+}

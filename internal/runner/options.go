@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultGrace is how long processes left in the session after the main
+// child exited get to finish on their own before they are killed. It costs
+// nothing when the session empties with the child, which is the common case.
+const DefaultGrace = 2 * time.Second
+
+// Options configure one recorded run.
+type Options struct {
+	// Argv is the command to run; Argv[0] is looked up in PATH.
+	Argv []string
+	// ArchivePath is where the archive is written (required). The
+	// directory must exist and be writable; the file appears atomically.
+	ArchivePath string
+	// RingSize is the ring-buffer size in bytes; 0 means the capture
+	// default.
+	RingSize int
+	// Grace is the straggler grace period after the main child exited.
+	Grace time.Duration
+	// PhaseLogPath, when set, receives the PhaseLog as JSON.
+	PhaseLogPath string
+	// SDKEventLogPath is where the child writes its SDK events; it is
+	// created empty (truncated) before the child starts. When empty, a
+	// private temporary file is used and removed afterwards.
+	SDKEventLogPath string
+	// AllowAbsentKernel records without kernel capture when capture is
+	// unavailable; the archive then says kernel_layer absent and why.
+	AllowAbsentKernel bool
+	// RunID is the run id; empty means 16 random hex characters.
+	RunID string
+	// VigilVersion goes into run.json.
+	VigilVersion string
+
+	// Stdin, Stdout and Stderr are handed to the child as they are (nil
+	// means os.Stdin, os.Stdout, os.Stderr). They are files, not
+	// io.Writers, so no copying goroutine ties vigil's exit to a
+	// descendant that keeps a pipe open.
+	Stdin, Stdout, Stderr *os.File
+	// Log receives vigil's own one-line notices; nil discards them.
+	Log io.Writer
+
+	// Backend is the kernel capture; nil means the eBPF capture.
+	Backend Backend
+	// WriteArchive writes the archive; nil means the archive package.
+	WriteArchive ArchiveWriter
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
+
+// newRunID returns 16 random hex characters.
+func newRunID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// validate checks everything that can be checked without privileges and
+// resolves the command. It creates nothing that outlives it.
+func (o *Options) validate() (path string, err error) {
+	if len(o.Argv) == 0 || o.Argv[0] == "" {
+		return "", fail("no command given (usage: vigil record [flags] -- CMD [ARGS...])")
+	}
+	if o.ArchivePath == "" {
+		return "", fail("--archive is required")
+	}
+	if o.RunID == "" {
+		if o.RunID, err = newRunID(); err != nil {
+			return "", fail("generating run id: %v", err)
+		}
+	} else if !runIDPattern.MatchString(o.RunID) {
+		return "", fail("--run-id %q: want 1-64 characters of [A-Za-z0-9_.]", o.RunID)
+	}
+	if o.Grace < 0 {
+		return "", fail("--grace %v: must not be negative", o.Grace)
+	}
+	if o.RingSize < 0 {
+		return "", fail("--ring-size %d: must not be negative", o.RingSize)
+	}
+	if err := checkWritableDir("--archive", o.ArchivePath); err != nil {
+		return "", err
+	}
+	if o.PhaseLogPath != "" {
+		if err := checkWritableDir("--phase-log", o.PhaseLogPath); err != nil {
+			return "", err
+		}
+	}
+	if o.SDKEventLogPath != "" {
+		if err := checkWritableDir("--sdk-event-log", o.SDKEventLogPath); err != nil {
+			return "", err
+		}
+	}
+	return lookCommand(o.Argv[0])
+}
+
+// checkWritableDir checks that a file can be created next to path (and
+// that path is not a directory), before anything runs. access(2) also
+// reports a read-only file system; running out of space is caught by the
+// atomic write itself, which never leaves a partial file.
+func checkWritableDir(flag, path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fail("%s %s: is a directory", flag, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err == nil && !st.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err == nil {
+		err = unix.Access(dir, unix.W_OK|unix.X_OK)
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fail("%s %s: directory %s is not writable: %v", flag, path, dir, err)
+	}
+	return nil
+}
+
+// lookCommand resolves argv[0] the way a shell would, mapping failures to
+// the shell's exit codes: 127 not found, 126 found but not executable.
+func lookCommand(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err == nil || errors.Is(err, exec.ErrDot) {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return "", failCode(ExitCannotExecute, "command %q is a directory", name)
+		}
+		return path, nil
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return "", failCode(ExitNotFound, "command %q not found", name)
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	return "", failCode(ExitCannotExecute, "command %q cannot be executed: %v", name, err)
+}
+
+func (o *Options) defaults() {
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+}
+
+func (o *Options) logf(format string, a ...any) {
+	fmt.Fprintf(o.Log, "vigil: "+format+"\n", a...)
+}

@@ -1,0 +1,324 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"time"
+
+	"vigil/internal/cgroup"
+	"vigil/internal/evidence"
+)
+
+// DrainTimeout bounds the drain of the ring buffer. A drain that does not
+// finish in time is not an error: the health document says the drain was
+// not proven, and the kernel layer is not complete.
+const DrainTimeout = 30 * time.Second
+
+// Result is the outcome of a recorded run.
+type Result struct {
+	RunID string
+	// ExitCode is the child's exit code, or 128+Signal.
+	ExitCode int
+	Signal   int
+	Phases   PhaseLog
+	Health   evidence.Health
+	// Stale reports sessions of dead vigil processes removed at start.
+	Stale cgroup.StaleReport
+	// StragglersKilled counts processes killed after the grace period.
+	StragglersKilled int
+	// Events is the number of kernel events in the archive.
+	Events int
+	// SessionCgroup is the session's directory (removed by now).
+	SessionCgroup string
+}
+
+// run holds what a recording owns, so that any failure can release it.
+type run struct {
+	o          *Options
+	session    *cgroup.Session
+	capture    Capture
+	sdkTemp    string // private SDK log, removed at the end
+	archiveTmp string
+}
+
+// release undoes everything still held: it closes capture, kills whatever
+// is left in the session, removes it and removes temporary files. It is a
+// no-op for what was already released.
+func (r *run) release() error {
+	var errs []error
+	if r.capture != nil {
+		errs = append(errs, r.capture.Close())
+		r.capture = nil
+	}
+	if r.session != nil {
+		errs = append(errs, r.session.Remove(context.Background()))
+		r.session = nil
+	}
+	if r.sdkTemp != "" {
+		os.Remove(r.sdkTemp)
+		r.sdkTemp = ""
+	}
+	if r.archiveTmp != "" {
+		os.Remove(r.archiveTmp)
+		r.archiveTmp = ""
+	}
+	return errors.Join(errs...)
+}
+
+// Record runs o.Argv under observation and writes the archive. The error
+// is an *Error whenever vigil itself failed; otherwise Result.ExitCode is
+// the exit code vigil should return. Cancelling ctx while the command runs
+// abandons the run: every process of the session is killed and no archive
+// is written.
+func Record(ctx context.Context, o Options) (res *Result, err error) {
+	o.defaults()
+	clock := newPhaseClock()
+	sigc, stopSignals := signals()
+	defer stopSignals()
+	r := &run{o: &o}
+	defer func() {
+		if rerr := r.release(); rerr != nil && err == nil {
+			res, err = nil, fail("teardown: %v", rerr)
+		}
+	}()
+
+	// preflight
+	end := clock.begin("preflight")
+	path, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	backend := o.Backend
+	if backend == nil {
+		backend = kernelBackend{}
+	}
+	absent := ""
+	perr := captureCapsError()
+	if perr == nil {
+		perr = backend.Preflight()
+	}
+	if perr != nil {
+		if !o.AllowAbsentKernel {
+			return nil, fail("%v", perr)
+		}
+		absent = perr.Error()
+	}
+	parent, err := sessionParent()
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	end()
+
+	// cgroup: stale sessions of dead vigils go first, then ours.
+	end = clock.begin("cgroup")
+	res = &Result{RunID: o.RunID}
+	if res.Stale, err = cgroup.CleanStale(ctx, parent); err != nil {
+		return nil, fail("removing stale sessions: %v", err)
+	}
+	if res.Stale.Sessions > 0 {
+		o.logf("removed %d stale session cgroup(s) %v, killing %d process(es)",
+			res.Stale.Sessions, res.Stale.Names, res.Stale.Killed)
+	}
+	if r.session, err = cgroup.Create(parent, o.RunID); err != nil {
+		return nil, fail("%v", err)
+	}
+	res.SessionCgroup = r.session.Dir()
+	end()
+
+	// attach
+	end = clock.begin("attach")
+	if absent == "" {
+		r.capture, err = backend.Open(r.session.Dir(), o.RingSize)
+		if err != nil {
+			if !o.AllowAbsentKernel {
+				return nil, fail("attaching kernel capture: %v", err)
+			}
+			absent = "attaching kernel capture: " + err.Error()
+			r.capture = nil
+		}
+	}
+	if absent != "" {
+		o.logf("kernel capture unavailable, recording with kernel_layer absent: %s", absent)
+	}
+	end()
+
+	// spawn
+	end = clock.begin("spawn")
+	sdkPath, err := r.prepareSDKLog()
+	if err != nil {
+		return nil, err
+	}
+	env := childEnv(o.RunID, sdkPath)
+	cmd := newChild(path, &o, env, r.session.FD())
+	select {
+	case s := <-sigc:
+		return nil, fail("interrupted by %v before the command started", s)
+	default:
+	}
+	startWall := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, startError(o.Argv[0], err)
+	}
+	end()
+
+	// child_runtime: the child, then everything it left in the session.
+	end = clock.begin("child_runtime")
+	if err := waitChild(ctx, cmd, sigc); err != nil {
+		return nil, err
+	}
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+	ids, killed, err := r.settle(ctx, sigc)
+	if err != nil {
+		return nil, err
+	}
+	res.StragglersKilled = killed
+	endWall := time.Now()
+	end()
+
+	// drain
+	end = clock.begin("drain")
+	var cr *CaptureResult
+	if r.capture != nil {
+		dctx, cancel := context.WithTimeout(ctx, DrainTimeout)
+		cr, err = r.capture.Finish(dctx)
+		cancel()
+		if err != nil {
+			return nil, fail("draining kernel capture (the command exited %d): %v", res.ExitCode, err)
+		}
+	}
+	end()
+
+	// teardown, first part: nothing runs in the session any more; remove
+	// it before writing, so that a failed write cannot leave it behind.
+	// Capture is closed after the write: Finish has started detaching the
+	// probes in the background, and the write overlaps that.
+	end = clock.begin("teardown")
+	probes := []evidence.Probe{}
+	if r.capture != nil {
+		probes = r.capture.Probes()
+	}
+	if err := r.session.Remove(ctx); err != nil {
+		return nil, fail("removing the session cgroup: %v", err)
+	}
+	r.session = nil
+	end()
+	// run.json is written by the next phase, so it holds the phases that
+	// are over by then; --phase-log has every phase.
+	phases := clock.snapshot()
+	delete(phases, "archive_write")
+	delete(phases, "teardown")
+
+	// archive_write
+	end = clock.begin("archive_write")
+	b, err := assemble(&o, runFacts{
+		env: env, start: startWall, end: endWall, phases: phases, res: res,
+		absent: absent, probes: probes, capture: cr, ids: ids, sdkPath: sdkPath,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.writeArchive(b); err != nil {
+		return nil, err
+	}
+	res.Health = b.Health
+	res.Events = len(b.Kernel)
+	end()
+
+	// teardown, second part: wait for the probes to be detached.
+	end = clock.begin("teardown")
+	if err := r.release(); err != nil {
+		// The archive is complete; a probe that failed to detach does
+		// not change what was observed, so it is reported, not fatal.
+		o.logf("warning: teardown: %v", err)
+	}
+	end()
+
+	res.Phases = PhaseLog{
+		Schema:            PhaseLogSchema,
+		RunID:             o.RunID,
+		PhasesMS:          clock.snapshot(),
+		ExitCode:          res.ExitCode,
+		KernelLayer:       b.Health.KernelLayer.Status,
+		CgroupCorrelation: b.Health.CgroupCorrelation.Status,
+		RingbufDrops:      b.Health.RingbufDrops.Total,
+	}
+	res.Phases.TotalMS = clock.total()
+	if o.PhaseLogPath != "" {
+		if err := writeJSONAtomic(o.PhaseLogPath, res.Phases); err != nil {
+			// The archive is complete and stays; the harness sees 125.
+			return nil, fail("--phase-log %s: %v", o.PhaseLogPath, err)
+		}
+	}
+	if cr != nil && cr.ReadFaults > 0 {
+		// Not part of the health verdict: the event was recorded, only
+		// a string in it (path, argv0, address) is empty or partial.
+		o.logf("warning: %d event(s) carry a path, argv0 or address the kernel could not read in full", cr.ReadFaults)
+	}
+	o.logf("run %s: exit %d; kernel_layer %s, cgroup_correlation %s, %d events, %d drops, %d straggler(s) killed; archive %s",
+		o.RunID, res.ExitCode, res.Phases.KernelLayer, res.Phases.CgroupCorrelation,
+		res.Events, res.Phases.RingbufDrops, killed, o.ArchivePath)
+	return res, nil
+}
+
+// waitChild waits for the main child, forwarding signals to it meanwhile.
+// When ctx ends first, the run is abandoned: the caller's cleanup kills
+// everything in the session, and no archive is written.
+func waitChild(ctx context.Context, cmd *exec.Cmd, sigc chan os.Signal) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return fail("run abandoned while the command was running: %v", context.Cause(ctx))
+		case s := <-sigc:
+			// The child may have exited already; then there is nothing to
+			// forward to and the error is irrelevant.
+			_ = cmd.Process.Signal(s)
+		case err := <-done:
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				return fail("waiting for the command: %v", err)
+			}
+			return nil
+		}
+	}
+}
+
+// settle waits for the session to empty after the main child exited:
+// up to the grace period (cut short by a forwarded signal), then kills what
+// is left. It returns the cgroup ids of the session tree and how many
+// processes were killed.
+func (r *run) settle(ctx context.Context, sigc chan os.Signal) (map[uint64]bool, int, error) {
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-sigc:
+			cancel()
+		case <-stop:
+		}
+	}()
+	err := r.session.WaitEmpty(gctx, time.Now().Add(r.o.Grace))
+	if err != nil && !errors.Is(err, cgroup.ErrTimeout) && !(errors.Is(err, context.Canceled) && ctx.Err() == nil) {
+		return nil, 0, fail("waiting for the session cgroup to empty: %v", err)
+	}
+	// Sub-cgroups the workload made are still there (empty or not):
+	// record their ids before anything is removed.
+	ids, idErr := r.session.IDs()
+	if idErr != nil {
+		return nil, 0, fail("listing session cgroups: %v", idErr)
+	}
+	if err == nil {
+		return ids, 0, nil
+	}
+	killed, kerr := r.session.Kill(ctx)
+	if kerr != nil {
+		return nil, killed, fail("killing stragglers: %v", kerr)
+	}
+	r.o.logf("killed %d process(es) still in the session %v after the command exited", killed, r.o.Grace)
+	return ids, killed, nil
+}

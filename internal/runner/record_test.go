@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"vigil/internal/cgroup"
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/internal/testenv"
+	"vigil/schema"
+)
+
+func TestRecordExitCodeAndPhaseLog(t *testing.T) {
+	testenv.RequireRoot(t)
+	b := &fakeBackend{}
+	o := fakeOptions(t, b, "sh", "-c", `echo "$VIGIL_RUN_ID $VIGIL_SDK_EVENT_LOG" > "$0"; exit 3`, "")
+	envOut := filepath.Join(t.TempDir(), "env")
+	o.Argv[3] = envOut
+	o.PhaseLogPath = filepath.Join(t.TempDir(), "phases.json")
+	res, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 3 || res.Signal != 0 {
+		t.Fatalf("exit %d signal %d, want 3/0", res.ExitCode, res.Signal)
+	}
+	assertNoSession(t, o.RunID)
+	if b.closed != 1 || len(b.opened) != 1 || !strings.HasSuffix(b.opened[0], "-"+o.RunID) {
+		t.Fatalf("capture opened on %v, closed %d times", b.opened, b.closed)
+	}
+	env, _ := os.ReadFile(envOut)
+	fields := strings.Fields(string(env))
+	if len(fields) != 2 || fields[0] != o.RunID {
+		t.Fatalf("child saw %q, want run id %s and an SDK log path", env, o.RunID)
+	}
+	if _, err := os.Stat(fields[1]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("private SDK log %s not removed", fields[1])
+	}
+
+	bun := readJSONArchive(t, o.ArchivePath)
+	if bun.Run.ExitCode != 3 || bun.Run.RunID != o.RunID || !slices.Equal(bun.Run.Argv, o.Argv) {
+		t.Errorf("run.json: %+v", bun.Run)
+	}
+	if !slices.Contains(bun.Run.EnvNames, event.EnvRunID) || !slices.IsSorted(bun.Run.EnvNames) {
+		t.Errorf("env names %v: want sorted, with %s", bun.Run.EnvNames, event.EnvRunID)
+	}
+	for _, kv := range bun.Run.EnvNames {
+		if strings.Contains(kv, "=") {
+			t.Errorf("env value leaked into run.json: %q", kv)
+		}
+	}
+	if bun.Health.CgroupCorrelation.Status != evidence.CorrelationClean {
+		t.Errorf("correlation %+v", bun.Health.CgroupCorrelation)
+	}
+
+	data, err := os.ReadFile(o.PhaseLogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate("phases", data); err != nil {
+		t.Fatalf("phase log does not validate: %v\n%s", err, data)
+	}
+	pl := res.Phases
+	var sum float64
+	for _, n := range PhaseNames {
+		sum += pl.PhasesMS[n]
+	}
+	if pl.PhasesMS["child_runtime"] <= 0 || pl.PhasesMS["spawn"] <= 0 || sum > pl.TotalMS {
+		t.Errorf("phases %v total %v: want positive spawn/child_runtime, sum <= total", pl.PhasesMS, pl.TotalMS)
+	}
+	if _, ok := bun.Run.PhasesMS["archive_write"]; ok || len(bun.Run.PhasesMS) != len(PhaseNames)-2 {
+		t.Errorf("run.json phases %v: want all but archive_write and teardown, which end after it is written", bun.Run.PhasesMS)
+	}
+}
+
+func TestRecordSignalExit(t *testing.T) {
+	testenv.RequireRoot(t)
+	o := fakeOptions(t, &fakeBackend{}, "sh", "-c", "kill -KILL $$")
+	res, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 137 || res.Signal != 9 {
+		t.Fatalf("exit %d signal %d, want 137/9", res.ExitCode, res.Signal)
+	}
+	assertNoSession(t, o.RunID)
+}
+
+func TestRecordKillsAndCountsStragglers(t *testing.T) {
+	testenv.RequireRoot(t)
+	// One straggler detached with setsid after a double fork, one that
+	// moved itself into a sub-cgroup of the session; the fifo makes the
+	// parent exit only after the move.
+	mnt, err := cgroup.FindV2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	script := `
+		mkfifo "$1"
+		(setsid sleep 30 &)
+		sh -c 'd="$1$(sed -n "s/^0:://p" /proc/self/cgroup)/sub"
+			mkdir "$d" && echo $$ > "$d/cgroup.procs" && echo moved > "$2" && exec sleep 30' sub "$0" "$1" &
+		read x < "$1"
+		exit 0`
+	o := fakeOptions(t, &fakeBackend{}, "sh", "-c", script, mnt, fifo)
+	o.Grace = 50 * time.Millisecond
+	start := time.Now()
+	res, err := Record(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d", res.ExitCode)
+	}
+	if res.StragglersKilled != 2 {
+		t.Fatalf("killed %d stragglers, want 2", res.StragglersKilled)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("vigil waited for the stragglers instead of killing them")
+	}
+	bun := readJSONArchive(t, o.ArchivePath)
+	if bun.Health.CgroupCorrelation.StragglersKilled != 2 {
+		t.Errorf("health: %+v", bun.Health.CgroupCorrelation)
+	}
+	assertNoSession(t, o.RunID)
+}
