@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ import (
 func BenchmarkOpenClose(b *testing.B) {
 	testenv.RequireRoot(b)
 	cg := testCgroup(b)
-	var load, att float64
+	var load, att, cl float64
 	for b.Loop() {
 		c, err := Open(Config{CgroupPath: cg})
 		if err != nil {
@@ -26,12 +27,69 @@ func BenchmarkOpenClose(b *testing.B) {
 		}
 		load += float64(c.Timings().Load.Microseconds())
 		att += float64(c.Timings().Attach.Microseconds())
+		t := time.Now()
 		if err := c.Close(); err != nil {
 			b.Fatal(err)
 		}
+		cl += float64(time.Since(t).Microseconds())
 	}
 	b.ReportMetric(load/float64(b.N), "load-µs/op")
 	b.ReportMetric(att/float64(b.N), "attach-µs/op")
+	b.ReportMetric(cl/float64(b.N), "close-µs/op")
+}
+
+// BenchmarkFirstOpen measures Preflight, Open and Close in a fresh process
+// each (ns/op is the whole helper process): the first Open of a process
+// also parses the kernel's BTF.
+func BenchmarkFirstOpen(b *testing.B) {
+	testenv.RequireRoot(b)
+	cg := testCgroup(b)
+	var sums [5]float64
+	for b.Loop() {
+		out, err := helper(b, "", "firstopen", cg).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := strings.Fields(string(out))
+		if len(f) != len(sums) {
+			b.Fatalf("helper printed %q", out)
+		}
+		for i := range f {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sums[i] += v
+		}
+	}
+	for i, unit := range []string{"preflight-µs/op", "open-µs/op", "load-µs/op", "attach-µs/op", "close-µs/op"} {
+		b.ReportMetric(sums[i]/float64(b.N), unit)
+	}
+}
+
+// BenchmarkSyscall measures the host-wide cost of an attached capture: a
+// task outside the session makes a syscall the capture does not watch
+// (getpid). With a capture open, the sys_exit program runs for it anyway
+// and returns after comparing the syscall number.
+func BenchmarkSyscall(b *testing.B) {
+	testenv.RequireRoot(b)
+	for _, mode := range []string{"uncaptured", "other-session"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "other-session" {
+				openCapture(b, testCgroup(b), 0)
+			}
+			n := b.N
+			out, err := helper(b, "", "getpidloop", strconv.Itoa(n)).Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(ns/float64(n), "ns/op")
+		})
+	}
 }
 
 // BenchmarkOpenat measures what one openat+close costs a task, timed by
@@ -75,7 +133,7 @@ func BenchmarkOpenat(b *testing.B) {
 			b.ReportMetric(float64(readerCPU)/float64(n), "reader-cpu-ns/op")
 			if c != nil {
 				var ns, runs uint64
-				for _, p := range []*ebpf.Program{c.objs.EnterOpenat, c.objs.ExitOpenat} {
+				for _, p := range []*ebpf.Program{c.objs.HandleSysExit} {
 					st, err := p.Stats()
 					if err != nil {
 						b.Fatal(err)
@@ -83,7 +141,7 @@ func BenchmarkOpenat(b *testing.B) {
 					ns += uint64(st.Runtime.Nanoseconds())
 					runs += st.RunCount
 				}
-				// Both probes run for every openat on the host; per open
+				// The probe runs for every syscall on the host; per open
 				// of the benchmark task this is the in-kernel cost.
 				b.ReportMetric(float64(ns)/float64(n), "bpf-ns/op")
 				b.ReportMetric(float64(runs)/float64(n), "bpf-runs/op")

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultRingSize is the ring buffer size used when Config.RingSize is 0:
@@ -42,6 +42,7 @@ type ProbeStatus struct {
 // Timings are how long Open spent loading (verifier, CO-RE against kernel
 // BTF) and attaching the programs.
 type Timings struct {
+	// Tracefs is always zero: no probe needs tracefs.
 	Tracefs time.Duration
 	Load    time.Duration
 	Attach  time.Duration
@@ -58,7 +59,6 @@ type Capture struct {
 	cgroup   *os.File
 	cgroupID uint64
 	timings  Timings
-	mounted  bool
 
 	rd *ringbuf.Reader
 	st *readerState
@@ -72,15 +72,14 @@ type Capture struct {
 	finished   bool
 }
 
-// kernelBTF is shared by every Open in the process, so the kernel's BTF is
-// parsed at most once.
-var kernelBTF = btf.NewCache()
-
-// probe describes how one program attaches.
+// probe describes one program; every program attaches to a raw
+// tracepoint, whose link detaches without waiting for an RCU grace period
+// per probe, unlike a perf-event syscall tracepoint. Raw tracepoints are
+// attached by name, so loading needs no lookup in the kernel's BTF beyond
+// the CO-RE types.
 type probe struct {
 	name     string
 	prog     func(*vigilBPFObjects) *ebpf.Program
-	tpGroup  string // syscall tracepoint group; empty for tp_btf
 	required bool
 }
 
@@ -88,14 +87,18 @@ var probeTable = []probe{
 	{name: "sched_process_exec", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleExec }, required: true},
 	{name: "sched_process_fork", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleFork }, required: true},
 	{name: "sched_process_exit", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleExit }, required: true},
-	// Exit probes attach before enter probes, so no syscall is stashed
-	// at entry without a probe ready to emit it at exit.
-	{name: "sys_exit_openat", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.ExitOpenat }, required: true},
-	{name: "sys_exit_openat2", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.ExitOpenat2 }, required: true},
-	{name: "sys_exit_connect", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.ExitConnect }, required: true},
-	{name: "sys_enter_openat", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.EnterOpenat }, required: true},
-	{name: "sys_enter_openat2", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.EnterOpenat2 }, required: true},
-	{name: "sys_enter_connect", tpGroup: "syscalls", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.EnterConnect }, required: true},
+	// openat, openat2 and connect events are built at syscall exit, where
+	// the saved registers still hold the arguments; the program dispatches
+	// on the syscall number before anything else.
+	{name: "sys_exit", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleSysExit }, required: true},
+}
+
+// syscallNumbers are the watched syscalls' numbers on the architecture this
+// binary is built for (x86_64 and arm64 number them differently).
+var syscallNumbers = map[string]int64{
+	vigilBPFVarNrOpenat:  unix.SYS_OPENAT,
+	vigilBPFVarNrOpenat2: unix.SYS_OPENAT2,
+	vigilBPFVarNrConnect: unix.SYS_CONNECT,
 }
 
 func ringSize(n int) (uint32, error) {
@@ -119,6 +122,7 @@ func Open(cfg Config) (c *Capture, err error) {
 		return nil, err
 	}
 	start := time.Now()
+	warm()
 	c = &Capture{}
 	defer func() {
 		if err != nil {
@@ -129,16 +133,12 @@ func Open(cfg Config) (c *Capture, err error) {
 	if c.cgroup, c.cgroupID, err = openSessionCgroup(cfg.CgroupPath); err != nil {
 		return c, err
 	}
-	if c.mounted, err = ensureTracefs(); err != nil {
-		return c, err
-	}
-	c.timings.Tracefs = time.Since(start)
-
 	t := time.Now()
-	spec, err := loadVigilBPF()
+	parsed, err := embeddedSpec()
 	if err != nil {
 		return c, fmt.Errorf("capture: parse embedded BPF object: %w", err)
 	}
+	spec := parsed.Copy()
 	spec.Maps[vigilBPFMapEvents].MaxEntries = size
 	if err := spec.Variables[vigilBPFVarWakeupBytes].Set(uint64(size / wakeupFraction)); err != nil {
 		return c, fmt.Errorf("capture: set wakeup threshold: %w", err)
@@ -146,7 +146,12 @@ func Open(cfg Config) (c *Capture, err error) {
 	if err := spec.Variables[vigilBPFVarSessionCgroupId].Set(c.cgroupID); err != nil {
 		return c, fmt.Errorf("capture: set session cgroup id: %w", err)
 	}
-	if err := spec.LoadAndAssign(&c.objs, &ebpf.CollectionOptions{Cache: kernelBTF}); err != nil {
+	for name, nr := range syscallNumbers {
+		if err := spec.Variables[name].Set(nr); err != nil {
+			return c, fmt.Errorf("capture: set syscall number %s: %w", name, err)
+		}
+	}
+	if err := spec.LoadAndAssign(&c.objs, loadOptions()); err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			return c, fmt.Errorf("capture: %w: kernel rejected the capture programs: %v", ErrNoBPF, ve)
@@ -171,7 +176,7 @@ func Open(cfg Config) (c *Capture, err error) {
 	attached := 0
 	for _, p := range probeTable {
 		st := ProbeStatus{Name: p.name, Required: p.required}
-		l, aerr := attach(p, p.prog(&c.objs))
+		l, aerr := link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.name, Program: p.prog(&c.objs)})
 		if aerr != nil {
 			st.Error = aerr.Error()
 		} else {
@@ -189,13 +194,6 @@ func Open(cfg Config) (c *Capture, err error) {
 	return c, nil
 }
 
-func attach(p probe, prog *ebpf.Program) (link.Link, error) {
-	if p.tpGroup != "" {
-		return link.Tracepoint(p.tpGroup, p.name, prog, nil)
-	}
-	return link.AttachTracing(link.TracingOptions{Program: prog})
-}
-
 // Probes reports every probe, attached or not, in attach order.
 func (c *Capture) Probes() []ProbeStatus {
 	return append([]ProbeStatus(nil), c.probes...)
@@ -207,8 +205,9 @@ func (c *Capture) Timings() Timings { return c.timings }
 // SessionCgroupID is the cgroup id of Config.CgroupPath.
 func (c *Capture) SessionCgroupID() uint64 { return c.cgroupID }
 
-// MountedTracefs reports whether Open mounted tracefs itself.
-func (c *Capture) MountedTracefs() bool { return c.mounted }
+// MountedTracefs reports whether Open mounted tracefs itself. No probe
+// needs tracefs (raw tracepoints attach by name), so it is always false.
+func (c *Capture) MountedTracefs() bool { return false }
 
 // Close detaches the probes, stops the reader and frees every kernel
 // object. It is idempotent and safe after a failed Open.
@@ -236,8 +235,8 @@ func (c *Capture) Close() error {
 }
 
 // startDetach begins detaching every probe in the background. Finish calls
-// it once the drain is over, so the detach (an RCU grace period per syscall
-// tracepoint) overlaps whatever the caller does before Close.
+// it once the drain is over, so the detach overlaps whatever the caller
+// does before Close.
 func (c *Capture) startDetach() {
 	c.detachOnce.Do(func() {
 		c.detached = make(chan struct{})
@@ -250,9 +249,8 @@ func (c *Capture) startDetach() {
 	})
 }
 
-// closeLinks detaches every link concurrently: detaching a syscall
-// tracepoint waits for an RCU grace period (tens of milliseconds each), and
-// concurrent detaches share the wait instead of queueing for one each.
+// closeLinks detaches every link concurrently, so that any wait the kernel
+// imposes on one detach overlaps the others.
 func closeLinks(links []link.Link) []error {
 	errs := make([]error, len(links))
 	var wg sync.WaitGroup

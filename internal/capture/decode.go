@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"unsafe"
 
 	"vigil/internal/event"
 )
@@ -45,62 +46,139 @@ type decoded struct {
 // decodeRecord turns one ring-buffer record into an event. Errors name
 // what was wrong with the record.
 func decodeRecord(b []byte) (decoded, error) {
+	var dec decoder
 	var d decoded
+	fault, err := dec.decodeInto(&d.ev, b)
+	d.fault = fault
+	return d, err
+}
+
+// decoder carries what lets the reader decode without allocating per
+// record: strings are copied into shared chunks, comm names are interned,
+// and the per-kind payloads are carved out of slabs. Everything it hands
+// out stays valid and is never written again.
+type decoder struct {
+	arena    []byte
+	comms    map[string]string
+	execs    []event.Exec
+	forks    []event.Fork
+	exits    []event.Exit
+	opens    []event.Open
+	connects []event.Connect
+}
+
+const (
+	arenaChunk = 64 << 10
+	slabSize   = 512
+	maxComms   = 4096 // distinct comm names interned; later ones are copied
+)
+
+// str copies b into the arena.
+func (d *decoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(d.arena)-len(d.arena) < len(b) {
+		d.arena = make([]byte, 0, max(arenaChunk, len(b)))
+	}
+	i := len(d.arena)
+	d.arena = append(d.arena, b...)
+	return unsafe.String(&d.arena[i], len(b))
+}
+
+func (d *decoder) comm(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if s, ok := d.comms[string(b)]; ok {
+		return s
+	}
+	s := d.str(b)
+	if d.comms == nil {
+		d.comms = map[string]string{}
+	}
+	if len(d.comms) < maxComms {
+		d.comms[s] = s
+	}
+	return s
+}
+
+// slot returns a zeroed element carved out of *slab.
+func slot[T any](slab *[]T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, slabSize)
+	}
+	*slab = (*slab)[:len(*slab)+1]
+	return &(*slab)[len(*slab)-1]
+}
+
+// decodeInto decodes one ring-buffer record into *ev and reports whether a
+// kernel-side memory read failed (a string is missing). Errors name what was
+// wrong with the record; *ev is then left as it was.
+func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error) {
 	if len(b) < recFixedSize {
-		return d, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
+		return false, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
 	}
 	kind := int(b[32])
 	if kind >= len(kindByIndex) {
-		return d, fmt.Errorf("record has unknown kind %d", kind)
+		return false, fmt.Errorf("record has unknown kind %d", kind)
 	}
 	flags := b[33]
 	len1, len2 := int(le.Uint16(b[34:])), int(le.Uint16(b[36:]))
 	if recFixedSize+len1+len2 != len(b) {
-		return d, fmt.Errorf("record of %d bytes does not match its string lengths %d+%d", len(b), len1, len2)
+		return false, fmt.Errorf("record of %d bytes does not match its string lengths %d+%d", len(b), len1, len2)
 	}
-	str1 := string(b[recFixedSize : recFixedSize+len1])
-	str2 := string(b[recFixedSize+len1 : recFixedSize+len1+len2])
-	ev := event.Kernel{
+	raw1 := b[recFixedSize : recFixedSize+len1]
+	raw2 := b[recFixedSize+len1 : recFixedSize+len1+len2]
+	*ev = event.Kernel{
 		Seq:      le.Uint64(b[0:]),
 		TimeNS:   le.Uint64(b[8:]),
 		CgroupID: le.Uint64(b[16:]),
 		PID:      le.Uint32(b[24:]),
 		TID:      le.Uint32(b[28:]),
 		Kind:     kindByIndex[kind],
-		Comm:     cString(b[40:56]),
+		Comm:     d.comm(b[40:56]),
 	}
 	body := b[recBodyOff:recFixedSize]
 	switch ev.Kind {
 	case event.KindExec:
-		ev.Exec = &event.Exec{Filename: str1, Argv0: str2}
+		e := slot(&d.execs)
+		e.Filename, e.Argv0 = d.str(raw1), d.str(raw2)
+		ev.Exec = e
 	case event.KindFork:
-		ev.Fork = &event.Fork{
+		f := slot(&d.forks)
+		*f = event.Fork{
 			ParentPID: le.Uint32(body[0:]),
 			ParentTID: le.Uint32(body[4:]),
 			ChildPID:  le.Uint32(body[8:]),
 			ChildTID:  le.Uint32(body[12:]),
 			Thread:    le.Uint32(body[16:]) != 0,
 		}
+		ev.Fork = f
 	case event.KindExit:
 		// task->exit_code is the wait status: code << 8 | signal.
 		status := le.Uint32(body[0:])
-		ev.Exit = &event.Exit{
+		x := slot(&d.exits)
+		*x = event.Exit{
 			Code:      int32(status>>8) & 0xff,
 			Signal:    int32(status & 0x7f),
 			GroupDead: le.Uint32(body[4:]) != 0,
 		}
+		ev.Exit = x
 	case event.KindOpen:
-		ev.Open = decodeOpen(body, str1, flags)
+		o := slot(&d.opens)
+		decodeOpen(o, body, d.str(raw1), flags)
+		ev.Open = o
 	case event.KindConnect:
-		ev.Connect = decodeConnect(body, str1)
+		c := slot(&d.connects)
+		decodeConnect(c, body, raw1)
+		ev.Connect = c
 	}
-	d.ev = ev
-	d.fault = flags&flagFault != 0
-	return d, nil
+	return flags&flagFault != 0, nil
 }
 
-func decodeOpen(body []byte, path string, flags byte) *event.Open {
-	o := &event.Open{
+func decodeOpen(o *event.Open, body []byte, path string, flags byte) {
+	*o = event.Open{
 		Syscall:       "openat",
 		Dirfd:         int32(le.Uint32(body[0:])),
 		Path:          path,
@@ -123,11 +201,10 @@ func decodeOpen(body []byte, path string, flags byte) *event.Open {
 	o.Create = o.Flags&oCreat != 0 || o.Flags&oTmpfile != 0
 	o.Truncate = o.Flags&oTrunc != 0
 	o.Append = o.Flags&oAppend != 0
-	return o
 }
 
-func decodeConnect(body []byte, unixPath string) *event.Connect {
-	c := &event.Connect{
+func decodeConnect(c *event.Connect, body []byte, unixPath []byte) {
+	*c = event.Connect{
 		Fd:   int32(le.Uint32(body[0:])),
 		Port: le.Uint16(body[6:]),
 		Ret:  int64(le.Uint64(body[24:])),
@@ -147,19 +224,18 @@ func decodeConnect(body []byte, unixPath string) *event.Connect {
 	default:
 		c.Family = fmt.Sprintf("af_%d", family)
 	}
-	return c
 }
 
 // unixAddr renders sun_path: a filesystem path ends at its first NUL; an
 // abstract address (leading NUL) is shown as "@name".
-func unixAddr(raw string) string {
-	if raw == "" {
+func unixAddr(raw []byte) string {
+	if len(raw) == 0 {
 		return ""
 	}
 	if raw[0] == 0 {
-		return "@" + string(bytes.TrimRight([]byte(raw[1:]), "\x00"))
+		return "@" + string(bytes.TrimRight(raw[1:], "\x00"))
 	}
-	return cString([]byte(raw))
+	return cString(raw)
 }
 
 func cString(b []byte) string {

@@ -10,6 +10,12 @@
 // number of records read equals the kernel's emission count: the drain is
 // proven complete rather than timed.
 //
+// All programs attach to raw tracepoints, which detach without waiting for
+// RCU grace periods; syscall events are built at sys_exit from the saved
+// registers. Preflight starts, in the background, the one-time work of the
+// first Open: parsing the embedded object and projecting the kernel's BTF
+// onto the few types the programs read (README.md).
+//
 // The compiled BPF object and its Go bindings (vigilbpf_bpfel.*) are
 // committed, so building needs only Go; README.md says how to regenerate
 // them.

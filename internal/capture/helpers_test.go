@@ -54,6 +54,33 @@ func runHelper(mode string, args []string) error {
 		}
 		fmt.Println(time.Since(start).Nanoseconds())
 		return nil
+	case "getpidloop": // N: call getpid N times, print elapsed ns
+		var n int
+		fmt.Sscan(args[0], &n)
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			unix.Getpid()
+		}
+		fmt.Println(time.Since(start).Nanoseconds())
+		return nil
+	case "firstopen": // CGROUP: Preflight, Open, Close in a fresh process; print µs of each
+		start := time.Now()
+		if err := Preflight(); err != nil {
+			return err
+		}
+		pre := time.Since(start)
+		t := time.Now()
+		c, err := Open(Config{CgroupPath: args[0]})
+		if err != nil {
+			return err
+		}
+		open := time.Since(t)
+		t = time.Now()
+		if err := c.Close(); err != nil {
+			return err
+		}
+		fmt.Println(pre.Microseconds(), open.Microseconds(), c.Timings().Load.Microseconds(), c.Timings().Attach.Microseconds(), time.Since(t).Microseconds())
+		return nil
 	case "openat2": // PATH: create PATH with openat2
 		fd, err := unix.Openat2(unix.AT_FDCWD, args[0], &unix.OpenHow{
 			Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_CLOEXEC,

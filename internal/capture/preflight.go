@@ -17,7 +17,7 @@ var (
 	ErrNoBPF       = errors.New("BPF unavailable")
 	ErrNoBTF       = errors.New("kernel BTF unavailable")
 	ErrNoRingBuf   = errors.New("BPF ring buffer unsupported")
-	ErrNoTracefs   = errors.New("tracefs unavailable")
+	ErrNoTracefs   = errors.New("tracefs unavailable") // no longer returned: no probe needs tracefs
 	ErrBadConfig   = errors.New("invalid capture configuration")
 	ErrNoCgroupFS  = errors.New("not a cgroup v2 directory")
 	ErrFinished    = errors.New("capture already finished")
@@ -37,18 +37,18 @@ func Preflight() error {
 	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)
 	}
-	if err := features.HaveProgramType(ebpf.TracePoint); err != nil {
-		return fmt.Errorf("capture: %w: tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
+	if err := features.HaveProgramType(ebpf.RawTracepoint); err != nil {
+		return fmt.Errorf("capture: %w: raw tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
 	}
 	if err := features.HaveMapType(ebpf.RingBuf); err != nil {
 		return fmt.Errorf("capture: %w (%v); Linux 5.8 or newer is required", ErrNoRingBuf, err)
 	}
-	if err := features.HaveProgramHelper(ebpf.TracePoint, asm.FnRingbufReserveDynptr); err != nil {
+	if err := features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnRingbufReserveDynptr); err != nil {
 		return fmt.Errorf("capture: %w: no variable-size reservation (bpf_ringbuf_reserve_dynptr: %v); Linux 5.19 or newer is required", ErrNoRingBuf, err)
 	}
-	// Parse the kernel's BTF in the background: the caller's next steps
+	// Prepare the load in the background: the caller's next steps
 	// (creating the session cgroup) overlap with it, and Open then finds
-	// it cached.
-	go kernelBTF.Kernel()
+	// it done.
+	warm()
 	return nil
 }

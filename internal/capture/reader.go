@@ -27,7 +27,8 @@ const readPoll = 10 * time.Millisecond
 
 // readerState is owned by the reader goroutine until done is closed.
 type readerState struct {
-	events       []event.Kernel
+	events       eventStore
+	dec          decoder
 	records      uint64 // raw records taken from the ring, decodable or not
 	decodeErrors uint64
 	firstDecode  error
@@ -58,20 +59,61 @@ func newReaderState() *readerState {
 
 func (s *readerState) wait() { <-s.done }
 
+// handle decodes one record straight into the next event slot.
 func (s *readerState) handle(raw []byte) {
 	s.records++
-	d, err := decodeRecord(raw)
+	fault, err := s.dec.decodeInto(s.events.next(), raw)
 	if err != nil {
+		s.events.drop()
 		s.decodeErrors++
 		if s.firstDecode == nil {
 			s.firstDecode = err
 		}
 		return
 	}
-	if d.fault {
+	if fault {
 		s.faults++
 	}
-	s.events = append(s.events, d.ev)
+}
+
+// eventStore appends events in chunks, so a growing capture never copies
+// what it already holds; all copies them once into one slice.
+type eventStore struct {
+	full []([]event.Kernel)
+	cur  []event.Kernel
+	n    int
+}
+
+const (
+	firstChunk = 1 << 10
+	maxChunk   = 1 << 16
+)
+
+// next returns a fresh slot for one more event.
+func (s *eventStore) next() *event.Kernel {
+	if len(s.cur) == cap(s.cur) {
+		if s.cur != nil {
+			s.full = append(s.full, s.cur)
+		}
+		s.cur = make([]event.Kernel, 0, min(max(2*cap(s.cur), firstChunk), maxChunk))
+	}
+	s.cur = s.cur[:len(s.cur)+1]
+	s.n++
+	return &s.cur[len(s.cur)-1]
+}
+
+// drop removes the slot next returned last.
+func (s *eventStore) drop() {
+	s.cur = s.cur[:len(s.cur)-1]
+	s.n--
+}
+
+func (s *eventStore) all() []event.Kernel {
+	out := make([]event.Kernel, 0, s.n)
+	for _, c := range s.full {
+		out = append(out, c...)
+	}
+	return append(out, s.cur...)
 }
 
 // run reads records until Close, or until Finish flushes the reader and the

@@ -18,20 +18,16 @@ import (
 const (
 	vigilBPFMapCounters        = "counters"
 	vigilBPFMapEvents          = "events"
-	vigilBPFMapInflightConnect = "inflight_connect"
-	vigilBPFMapInflightOpen    = "inflight_open"
 	vigilBPFMapScratch         = "scratch"
 	vigilBPFMapSessionCgroup   = "session_cgroup"
-	vigilBPFProgEnterConnect   = "enter_connect"
-	vigilBPFProgEnterOpenat    = "enter_openat"
-	vigilBPFProgEnterOpenat2   = "enter_openat2"
-	vigilBPFProgExitConnect    = "exit_connect"
-	vigilBPFProgExitOpenat     = "exit_openat"
-	vigilBPFProgExitOpenat2    = "exit_openat2"
 	vigilBPFProgHandleExec     = "handle_exec"
 	vigilBPFProgHandleExit     = "handle_exit"
 	vigilBPFProgHandleFork     = "handle_fork"
+	vigilBPFProgHandleSysExit  = "handle_sys_exit"
 	vigilBPFVarNextSeq         = "next_seq"
+	vigilBPFVarNrConnect       = "nr_connect"
+	vigilBPFVarNrOpenat        = "nr_openat"
+	vigilBPFVarNrOpenat2       = "nr_openat2"
 	vigilBPFVarSessionCgroupId = "session_cgroup_id"
 	vigilBPFVarWakeupBytes     = "wakeup_bytes"
 )
@@ -78,27 +74,20 @@ type vigilBPFSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFProgramSpecs struct {
-	EnterConnect *ebpf.ProgramSpec `ebpf:"enter_connect"`
-	EnterOpenat  *ebpf.ProgramSpec `ebpf:"enter_openat"`
-	EnterOpenat2 *ebpf.ProgramSpec `ebpf:"enter_openat2"`
-	ExitConnect  *ebpf.ProgramSpec `ebpf:"exit_connect"`
-	ExitOpenat   *ebpf.ProgramSpec `ebpf:"exit_openat"`
-	ExitOpenat2  *ebpf.ProgramSpec `ebpf:"exit_openat2"`
-	HandleExec   *ebpf.ProgramSpec `ebpf:"handle_exec"`
-	HandleExit   *ebpf.ProgramSpec `ebpf:"handle_exit"`
-	HandleFork   *ebpf.ProgramSpec `ebpf:"handle_fork"`
+	HandleExec    *ebpf.ProgramSpec `ebpf:"handle_exec"`
+	HandleExit    *ebpf.ProgramSpec `ebpf:"handle_exit"`
+	HandleFork    *ebpf.ProgramSpec `ebpf:"handle_fork"`
+	HandleSysExit *ebpf.ProgramSpec `ebpf:"handle_sys_exit"`
 }
 
 // vigilBPFMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFMapSpecs struct {
-	Counters        *ebpf.MapSpec `ebpf:"counters"`
-	Events          *ebpf.MapSpec `ebpf:"events"`
-	InflightConnect *ebpf.MapSpec `ebpf:"inflight_connect"`
-	InflightOpen    *ebpf.MapSpec `ebpf:"inflight_open"`
-	Scratch         *ebpf.MapSpec `ebpf:"scratch"`
-	SessionCgroup   *ebpf.MapSpec `ebpf:"session_cgroup"`
+	Counters      *ebpf.MapSpec `ebpf:"counters"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
+	SessionCgroup *ebpf.MapSpec `ebpf:"session_cgroup"`
 }
 
 // vigilBPFVariableSpecs contains global variables before they are loaded into the kernel.
@@ -106,6 +95,9 @@ type vigilBPFMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFVariableSpecs struct {
 	NextSeq         *ebpf.VariableSpec `ebpf:"next_seq"`
+	NrConnect       *ebpf.VariableSpec `ebpf:"nr_connect"`
+	NrOpenat        *ebpf.VariableSpec `ebpf:"nr_openat"`
+	NrOpenat2       *ebpf.VariableSpec `ebpf:"nr_openat2"`
 	SessionCgroupId *ebpf.VariableSpec `ebpf:"session_cgroup_id"`
 	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
@@ -130,20 +122,16 @@ func (o *vigilBPFObjects) Close() error {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFMaps struct {
-	Counters        *ebpf.Map `ebpf:"counters"`
-	Events          *ebpf.Map `ebpf:"events"`
-	InflightConnect *ebpf.Map `ebpf:"inflight_connect"`
-	InflightOpen    *ebpf.Map `ebpf:"inflight_open"`
-	Scratch         *ebpf.Map `ebpf:"scratch"`
-	SessionCgroup   *ebpf.Map `ebpf:"session_cgroup"`
+	Counters      *ebpf.Map `ebpf:"counters"`
+	Events        *ebpf.Map `ebpf:"events"`
+	Scratch       *ebpf.Map `ebpf:"scratch"`
+	SessionCgroup *ebpf.Map `ebpf:"session_cgroup"`
 }
 
 func (m *vigilBPFMaps) Close() error {
 	return _VigilBPFClose(
 		m.Counters,
 		m.Events,
-		m.InflightConnect,
-		m.InflightOpen,
 		m.Scratch,
 		m.SessionCgroup,
 	)
@@ -154,6 +142,9 @@ func (m *vigilBPFMaps) Close() error {
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFVariables struct {
 	NextSeq         *ebpf.Variable `ebpf:"next_seq"`
+	NrConnect       *ebpf.Variable `ebpf:"nr_connect"`
+	NrOpenat        *ebpf.Variable `ebpf:"nr_openat"`
+	NrOpenat2       *ebpf.Variable `ebpf:"nr_openat2"`
 	SessionCgroupId *ebpf.Variable `ebpf:"session_cgroup_id"`
 	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
@@ -162,28 +153,18 @@ type vigilBPFVariables struct {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFPrograms struct {
-	EnterConnect *ebpf.Program `ebpf:"enter_connect"`
-	EnterOpenat  *ebpf.Program `ebpf:"enter_openat"`
-	EnterOpenat2 *ebpf.Program `ebpf:"enter_openat2"`
-	ExitConnect  *ebpf.Program `ebpf:"exit_connect"`
-	ExitOpenat   *ebpf.Program `ebpf:"exit_openat"`
-	ExitOpenat2  *ebpf.Program `ebpf:"exit_openat2"`
-	HandleExec   *ebpf.Program `ebpf:"handle_exec"`
-	HandleExit   *ebpf.Program `ebpf:"handle_exit"`
-	HandleFork   *ebpf.Program `ebpf:"handle_fork"`
+	HandleExec    *ebpf.Program `ebpf:"handle_exec"`
+	HandleExit    *ebpf.Program `ebpf:"handle_exit"`
+	HandleFork    *ebpf.Program `ebpf:"handle_fork"`
+	HandleSysExit *ebpf.Program `ebpf:"handle_sys_exit"`
 }
 
 func (p *vigilBPFPrograms) Close() error {
 	return _VigilBPFClose(
-		p.EnterConnect,
-		p.EnterOpenat,
-		p.EnterOpenat2,
-		p.ExitConnect,
-		p.ExitOpenat,
-		p.ExitOpenat2,
 		p.HandleExec,
 		p.HandleExit,
 		p.HandleFork,
+		p.HandleSysExit,
 	)
 }
 

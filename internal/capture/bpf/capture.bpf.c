@@ -50,30 +50,6 @@ struct {
 	__type(value, struct vigil_scratch);
 } scratch SEC(".maps");
 
-/* Syscall arguments from sys_enter, keyed by thread id, until sys_exit. */
-struct inflight {
-	__u64 ptr; /* filename, open_how or sockaddr (user pointers) */
-	__u64 how; /* openat2: struct open_how pointer */
-	__u64 flags;
-	__u64 mode;
-	__s32 fd;
-	__u32 sub; /* VIGIL_SYS_* or sockaddr length */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VIGIL_INFLIGHT_MAX);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} inflight_open SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VIGIL_INFLIGHT_MAX);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} inflight_connect SEC(".maps");
-
 /* Wake the reader only once this many bytes are waiting (set by the
  * loader; 0 keeps the kernel's wake-when-caught-up default). Between
  * wakeups the reader polls on a short timer, so a trickle of events is
@@ -163,9 +139,8 @@ static __always_inline void emit(struct vigil_scratch *s, __u32 kind)
 		return;
 	}
 	s->hdr.seq = __sync_fetch_and_add(&next_seq, 1);
-	bpf_dynptr_write(&dp, 0, s, VIGIL_FIXED_SIZE, 0);
-	if (len1)
-		bpf_dynptr_write(&dp, VIGIL_FIXED_SIZE, s->str1, len1, 0);
+	/* str1 follows the fixed part in the scratch record: one copy. */
+	bpf_dynptr_write(&dp, 0, s, VIGIL_FIXED_SIZE + len1, 0);
 	if (len2)
 		bpf_dynptr_write(&dp, VIGIL_FIXED_SIZE + len1, s->str2, len2, 0);
 	__u64 wake = 0;
@@ -200,7 +175,7 @@ static __always_inline __u16 str_kernel(char *dst, const void *src, __u8 *flags,
 	return n > 0 ? n - 1 : 0;
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tracepoint/sched_process_exec")
 int handle_exec(unsigned long long *ctx)
 {
 	if (!in_session())
@@ -222,7 +197,7 @@ int handle_exec(unsigned long long *ctx)
  * parent outside clones straight into it (clone3 CLONE_INTO_CGROUP: how a
  * session's first task is started). The latter is reported with the
  * child's cgroup id, since the event is about the task that entered. */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tracepoint/sched_process_fork")
 int handle_fork(unsigned long long *ctx)
 {
 	struct task_struct *parent = (struct task_struct *)ctx[0];
@@ -244,7 +219,7 @@ int handle_fork(unsigned long long *ctx)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tracepoint/sched_process_exit")
 int handle_exit(unsigned long long *ctx)
 {
 	if (!in_session())
@@ -259,115 +234,126 @@ int handle_exit(unsigned long long *ctx)
 	return 0;
 }
 
-static __always_inline int open_enter(__u32 sub, long dirfd, __u64 path, __u64 flags, __u64 mode, __u64 how)
+/*
+ * Syscall events are built entirely at syscall exit: the saved user
+ * registers still hold the arguments then (the syscall does not modify
+ * them; on arm64 the first argument survives in orig_x0), so nothing has
+ * to be stashed between entry and exit and only one program runs per
+ * syscall on the host.
+ *
+ * Syscall numbers of the running architecture are set by the loader from
+ * golang.org/x/sys/unix (x86_64 and arm64 number them differently). The
+ * program runs for every syscall of every task on the host while a capture
+ * is attached, so it compares the number before anything else.
+ */
+volatile const long nr_openat = -1;
+volatile const long nr_openat2 = -1;
+volatile const long nr_connect = -1;
+
+/*
+ * The architecture's pt_regs: the flavoured structs resolve against the
+ * running kernel's pt_regs by CO-RE, and the branch for the other
+ * architecture is removed at load time.
+ */
+static __always_inline long syscall_nr(struct pt_regs *regs)
 {
-	if (!in_session())
-		return 0;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight in = {
-		.ptr = path,
-		.how = how,
-		.flags = flags,
-		.mode = mode,
-		.fd = (__s32)dirfd,
-		.sub = sub,
-	};
-	if (bpf_map_update_elem(&inflight_open, &tid, &in, BPF_ANY))
-		count(VIGIL_C_INFLIGHT_FULL, VIGIL_KIND_OPEN);
-	return 0;
+	if (bpf_core_field_exists(struct pt_regs___x86, orig_ax))
+		return BPF_CORE_READ((struct pt_regs___x86 *)regs, orig_ax);
+	if (bpf_core_field_exists(struct pt_regs___arm64, syscallno))
+		return BPF_CORE_READ((struct pt_regs___arm64 *)regs, syscallno);
+	return -1;
 }
 
-SEC("tracepoint/syscalls/sys_enter_openat")
-int enter_openat(struct trace_event_raw_sys_enter *ctx)
-{
-	return open_enter(VIGIL_SYS_OPENAT, ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3], 0);
-}
+#define VIGIL_REGS_SPAN 16
 
-SEC("tracepoint/syscalls/sys_enter_openat2")
-int enter_openat2(struct trace_event_raw_sys_enter *ctx)
+/* The first four syscall arguments, as saved at entry. */
+static __always_inline void syscall_args(struct pt_regs *regs, __u64 a[4])
 {
-	return open_enter(VIGIL_SYS_OPENAT2, ctx->args[0], ctx->args[1], 0, 0, ctx->args[2]);
-}
-
-static __always_inline int open_exit(long ret)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *in = bpf_map_lookup_elem(&inflight_open, &tid);
-	if (!in)
-		return 0;
-	struct vigil_scratch *s = begin(VIGIL_KIND_OPEN);
-	if (!s) {
-		bpf_map_delete_elem(&inflight_open, &tid);
-		return 0;
+	if (bpf_core_field_exists(struct pt_regs___x86, r10)) {
+		/* r10 ... dx, si, di lie within 16 words: one read of the
+		 * span instead of one per register. A layout where they do
+		 * not leaves the arguments zero (the path read then faults
+		 * and the event says so). */
+		__u32 lo = bpf_core_field_offset(struct pt_regs___x86, r10);
+		__u32 hi = bpf_core_field_offset(struct pt_regs___x86, di) + 8;
+		__u64 w[VIGIL_REGS_SPAN] = {};
+		if (hi <= lo || hi - lo > sizeof(w) ||
+		    bpf_core_field_offset(struct pt_regs___x86, dx) < lo ||
+		    bpf_core_field_offset(struct pt_regs___x86, si) < lo ||
+		    bpf_probe_read_kernel(w, hi - lo, (char *)regs + lo))
+			return;
+		a[0] = w[((bpf_core_field_offset(struct pt_regs___x86, di) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
+		a[1] = w[((bpf_core_field_offset(struct pt_regs___x86, si) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
+		a[2] = w[((bpf_core_field_offset(struct pt_regs___x86, dx) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
+		a[3] = w[0];
+	} else if (bpf_core_field_exists(struct pt_regs___arm64, orig_x0)) {
+		/* regs[0] holds the return value by now. */
+		struct user_pt_regs___arm64 *r = (void *)regs;
+		a[0] = BPF_CORE_READ((struct pt_regs___arm64 *)regs, orig_x0);
+		a[1] = BPF_CORE_READ(r, regs[1]);
+		a[2] = BPF_CORE_READ(r, regs[2]);
+		a[3] = BPF_CORE_READ(r, regs[3]);
 	}
-	s->body.open.dirfd = in->fd;
-	s->body.open.syscall = in->sub;
-	s->body.open.flags = in->flags;
-	s->body.open.mode = in->mode;
+}
+
+/*
+ * A 32-bit (compat) syscall has numbers from another table; the syscall
+ * tracepoints never report those, and neither does this capture.
+ * x86_64: TS_COMPAT in thread_info.status (in_ia32_syscall, still set at
+ * sys_exit); arm64: PSR_MODE32_BIT in pstate (compat_user_mode).
+ */
+#define VIGIL_X86_TS_COMPAT 0x0002
+#define VIGIL_ARM64_PSR_MODE32 0x10
+
+static __always_inline bool compat_syscall(struct pt_regs *regs)
+{
+	if (bpf_core_field_exists(struct thread_info___x86, status)) {
+		struct task_struct___x86 *t = (void *)bpf_get_current_task();
+		return BPF_CORE_READ(t, thread_info.status) & VIGIL_X86_TS_COMPAT;
+	}
+	if (bpf_core_field_exists(struct user_pt_regs___arm64, pstate))
+		return BPF_CORE_READ((struct user_pt_regs___arm64 *)regs, pstate) & VIGIL_ARM64_PSR_MODE32;
+	return false;
+}
+
+static __always_inline void open_event(__u32 sub, __u64 a[4], long ret)
+{
+	struct vigil_scratch *s = begin(VIGIL_KIND_OPEN);
+	if (!s)
+		return;
+	s->body.open.dirfd = (__s32)a[0];
+	s->body.open.syscall = sub;
 	s->body.open.ret = ret;
-	if (in->sub == VIGIL_SYS_OPENAT2 && in->how) {
+	if (sub == VIGIL_SYS_OPENAT) {
+		s->body.open.flags = a[2];
+		s->body.open.mode = a[3];
+	} else if (a[2]) {
 		struct open_how how = {};
-		if (bpf_probe_read_user(&how, sizeof(how), (const void *)in->how) == 0) {
+		if (bpf_probe_read_user(&how, sizeof(how), (const void *)a[2]) == 0) {
 			s->body.open.flags = how.flags;
 			s->body.open.mode = how.mode;
 		} else {
 			s->hdr.flags |= VIGIL_F_FAULT;
 		}
 	}
-	s->hdr.len1 = str_user(s->str1, (const void *)in->ptr, &s->hdr.flags, VIGIL_F_TRUNC1);
-	bpf_map_delete_elem(&inflight_open, &tid);
+	s->hdr.len1 = str_user(s->str1, (const void *)a[1], &s->hdr.flags, VIGIL_F_TRUNC1);
 	emit(s, VIGIL_KIND_OPEN);
-	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_openat")
-int exit_openat(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void connect_event(__u64 a[4], long ret)
 {
-	return open_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_openat2")
-int exit_openat2(struct trace_event_raw_sys_exit *ctx)
-{
-	return open_exit(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_enter_connect")
-int enter_connect(struct trace_event_raw_sys_enter *ctx)
-{
-	if (!in_session())
-		return 0;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight in = {
-		.ptr = ctx->args[1],
-		.fd = (__s32)ctx->args[0],
-		.sub = (__u32)ctx->args[2],
-	};
-	if (bpf_map_update_elem(&inflight_connect, &tid, &in, BPF_ANY))
-		count(VIGIL_C_INFLIGHT_FULL, VIGIL_KIND_CONNECT);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_connect")
-int exit_connect(struct trace_event_raw_sys_exit *ctx)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *in = bpf_map_lookup_elem(&inflight_connect, &tid);
-	if (!in)
-		return 0;
 	struct vigil_scratch *s = begin(VIGIL_KIND_CONNECT);
-	if (!s) {
-		bpf_map_delete_elem(&inflight_connect, &tid);
-		return 0;
-	}
-	s->body.connect.fd = in->fd;
-	s->body.connect.ret = ctx->ret;
-	s->body.connect.addrlen = in->sub;
+	if (!s)
+		return;
+	__u64 ptr = a[1];
+	s->body.connect.fd = (__s32)a[0];
+	s->body.connect.ret = ret;
+	s->body.connect.addrlen = (__u32)a[2];
 	__u8 sa[VIGIL_SOCKADDR_MAX] = {};
-	__u32 alen = in->sub;
+	__u64 alen = (__u32)a[2];
 	if (alen > sizeof(sa))
 		alen = sizeof(sa);
-	if (alen >= 2 && bpf_probe_read_user(sa, alen, (const void *)in->ptr) == 0) {
+	if (alen >= 2 && bpf_probe_read_user(sa, alen, (const void *)ptr) == 0) {
 		__u16 family = sa[0] | (sa[1] << 8);
 		s->body.connect.family = family;
 		s->body.connect.port = ((__u16)sa[2] << 8) | sa[3]; /* network order */
@@ -377,16 +363,33 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
 			__builtin_memcpy(s->body.connect.addr, &sa[8], 16);
 		} else if (family == 1) { /* AF_UNIX: raw sun_path bytes */
 			s->body.connect.port = 0;
-			__u32 n = alen - 2;
+			__u64 n = alen - 2;
 			if (n > VIGIL_UNIX_PATH_MAX)
 				n = VIGIL_UNIX_PATH_MAX;
-			if (n > 0 && bpf_probe_read_user(s->str1, n & 0x7f, (const void *)(in->ptr + 2)) == 0)
+			if (n > 0 && bpf_probe_read_user(s->str1, n & 0x7f, (const void *)(ptr + 2)) == 0)
 				s->hdr.len1 = n & 0x7f;
 		}
 	} else if (alen >= 2) {
 		s->hdr.flags |= VIGIL_F_FAULT;
 	}
-	bpf_map_delete_elem(&inflight_connect, &tid);
 	emit(s, VIGIL_KIND_CONNECT);
+}
+
+SEC("raw_tracepoint/sys_exit")
+int handle_sys_exit(unsigned long long *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	long nr = syscall_nr(regs);
+	if (nr != nr_openat && nr != nr_openat2 && nr != nr_connect)
+		return 0;
+	if (!in_session() || compat_syscall(regs))
+		return 0;
+	long ret = (long)ctx[1];
+	__u64 a[4] = {};
+	syscall_args(regs, a);
+	if (nr == nr_connect)
+		connect_event(a, ret);
+	else
+		open_event(nr == nr_openat ? VIGIL_SYS_OPENAT : VIGIL_SYS_OPENAT2, a, ret);
 	return 0;
 }

@@ -19,7 +19,10 @@
 /* Counter classes. */
 #define VIGIL_C_EMIT 0          /* record reserved, numbered and submitted */
 #define VIGIL_C_DROP 1          /* ring buffer reservation failed */
-#define VIGIL_C_INFLIGHT_FULL 2 /* syscall arguments could not be stashed */
+#define VIGIL_C_INFLIGHT_FULL 2 /* syscall arguments could not be stashed; kept for
+                                 * the counter layout: syscall events are
+                                 * built at exit from the saved registers,
+                                 * so nothing is stashed any more */
 #define VIGIL_NCLASSES 3
 #define VIGIL_NCOUNTERS (VIGIL_NCLASSES * VIGIL_NKINDS)
 
@@ -35,7 +38,6 @@
 #define VIGIL_STR_MAX 4096 /* PATH_MAX, including the NUL */
 #define VIGIL_SOCKADDR_MAX 128
 #define VIGIL_UNIX_PATH_MAX 108
-#define VIGIL_INFLIGHT_MAX 16384
 
 struct vigil_hdr {
 	__u64 seq;

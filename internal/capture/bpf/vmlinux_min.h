@@ -98,23 +98,37 @@ struct linux_binprm {
 	const char *filename;
 };
 
-struct trace_entry {
-	unsigned short type;
-	unsigned char flags;
-	unsigned char preempt_count;
-	int pid;
+struct pt_regs;
+
+/* x86_64 layout (arch/x86/include/asm/ptrace.h). */
+struct pt_regs___x86 {
+	unsigned long r10;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
 };
 
-struct trace_event_raw_sys_enter {
-	struct trace_entry ent;
-	long id;
-	unsigned long args[6];
+struct thread_info___x86 {
+	__u32 status;
 };
 
-struct trace_event_raw_sys_exit {
-	struct trace_entry ent;
-	long id;
-	long ret;
+struct task_struct___x86 {
+	struct thread_info___x86 thread_info;
+};
+
+/* arm64 layout: struct user_pt_regs starts struct pt_regs
+ * (arch/arm64/include/asm/ptrace.h). */
+struct user_pt_regs___arm64 {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+};
+
+struct pt_regs___arm64 {
+	__u64 orig_x0;
+	int syscallno;
 };
 
 #pragma clang attribute pop

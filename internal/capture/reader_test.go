@@ -1,0 +1,46 @@
+package capture
+
+import (
+	"fmt"
+	"testing"
+
+	"vigil/internal/event"
+)
+
+// TestReaderReusesNothingVisible decodes many records through one reader,
+// as the ring reader does, reusing one input buffer: every event must keep
+// its own strings and payload although they are carved out of shared
+// arenas and slabs, and a malformed record in the middle must leave no
+// event behind.
+func TestReaderReusesNothingVisible(t *testing.T) {
+	s := newReaderState()
+	buf := make([]byte, 0, 8192)
+	const n = 5000
+	for i := range n {
+		path := fmt.Sprintf("/tmp/file-%d-%s", i, string(make([]byte, i%300)))
+		rec := record(3, 0, le32(uint32(i)), path, "")
+		buf = append(buf[:0], rec...)
+		s.handle(buf)
+		for j := range buf {
+			buf[j] = 0xff // the ring reader overwrites its buffer
+		}
+		if i == n/2 {
+			s.handle([]byte{1, 2, 3})
+		}
+	}
+	evs := s.events.all()
+	if len(evs) != n || s.records != n+1 || s.decodeErrors != 1 {
+		t.Fatalf("got %d events from %d records with %d decode errors", len(evs), s.records, s.decodeErrors)
+	}
+	opens := map[*event.Open]bool{}
+	for i, ev := range evs {
+		want := fmt.Sprintf("/tmp/file-%d-%s", i, string(make([]byte, i%300)))
+		if ev.Kind != event.KindOpen || ev.Open.Path != want || ev.Open.Dirfd != int32(i) || ev.Comm != "worker" {
+			t.Fatalf("event %d: %+v %+v", i, ev, ev.Open)
+		}
+		if opens[ev.Open] {
+			t.Fatalf("event %d shares its payload with an earlier event", i)
+		}
+		opens[ev.Open] = true
+	}
+}
