@@ -27,13 +27,16 @@ var files embed.FS
 const idPrefix = "https://vigil.invalid/schema/"
 
 var (
-	once     sync.Once
-	compiled map[string]*jsonschema.Schema
+	mu       sync.RWMutex
+	compiler *jsonschema.Compiler
+	compiled = map[string]*jsonschema.Schema{}
 	loadErr  error
 )
 
-func load() {
-	compiled = map[string]*jsonschema.Schema{}
+// setup registers every embedded schema with one compiler. Compiling is
+// deferred to first use of each schema: compiling all of them costs tens of
+// milliseconds, and most commands need one or two.
+func setup() {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	names, err := fs.Glob(files, "*.schema.json")
@@ -57,22 +60,56 @@ func load() {
 			return
 		}
 	}
-	for _, n := range names {
-		s, err := c.Compile(idPrefix + n)
-		if err != nil {
-			loadErr = fmt.Errorf("schema %s: %w", n, err)
-			return
-		}
-		compiled[strings.TrimSuffix(n, ".schema.json")] = s
+	compiler = c
+}
+
+var setupOnce sync.Once
+
+// get returns the compiled schema name, compiling it on first use.
+func get(name string) (*jsonschema.Schema, error) {
+	mu.RLock()
+	s, ok := compiled[name]
+	mu.RUnlock()
+	if ok {
+		return s, nil
 	}
+	setupOnce.Do(setup)
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	if _, err := files.Open(name + ".schema.json"); err != nil {
+		return nil, fmt.Errorf("no schema named %q", name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s, ok := compiled[name]; ok {
+		return s, nil
+	}
+	s, err := compiler.Compile(idPrefix + name + ".schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	compiled[name] = s
+	return s, nil
+}
+
+// Warm compiles the named schemas now, so that a later Validate does not
+// pay for it at a moment that is being timed.
+func Warm(names ...string) error {
+	for _, n := range names {
+		if _, err := get(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Names lists the embedded schema names, sorted.
 func Names() []string {
-	once.Do(load)
-	out := make([]string, 0, len(compiled))
-	for n := range compiled {
-		out = append(out, n)
+	paths, _ := fs.Glob(files, "*.schema.json")
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, strings.TrimSuffix(p, ".schema.json"))
 	}
 	sort.Strings(out)
 	return out
@@ -86,13 +123,9 @@ func Raw(name string) ([]byte, error) {
 // Validate checks one JSON document against schema name. The error is a
 // single line naming the first violation.
 func Validate(name string, data []byte) error {
-	once.Do(load)
-	if loadErr != nil {
-		return loadErr
-	}
-	s, ok := compiled[name]
-	if !ok {
-		return fmt.Errorf("no schema named %q", name)
+	s, err := get(name)
+	if err != nil {
+		return err
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {

@@ -15,3 +15,18 @@ func TestPhasesSchema(t *testing.T) {
 		t.Fatal("no schemas embedded")
 	}
 }
+
+// Every embedded schema must compile (they compile lazily at run time, so a
+// broken one would otherwise surface only when first used).
+func TestAllSchemasCompile(t *testing.T) {
+	names := Names()
+	if len(names) < 10 {
+		t.Fatalf("only %d schemas embedded: %v", len(names), names)
+	}
+	if err := Warm(names...); err != nil {
+		t.Fatal(err)
+	}
+	if err := Validate("no-such-schema", []byte(`{}`)); err == nil {
+		t.Fatal("unknown schema name accepted")
+	}
+}

@@ -23,8 +23,9 @@ missing or oversized entries), manifest.json first and every other entry's
 sha256 and size against it, every entry against its JSON Schema (NDJSON line
 by line), canonical encoding, and cross-file consistency (one run id
 everywhere; health counts equal to the kernel layer; health verdicts such as
-kernel_layer "complete" implied by the recorded drops, decode errors, probes,
-drain and cgroup correlation; capability surface and correlation report
+kernel_layer "complete" implied by the recorded drops (per kind and cause),
+decode errors, read faults, skipped probe runs, probes, drain and cgroup
+correlation; capability surface and correlation report
 equal to what the layers derive).
 
 Limits: one entry at most 1 GiB uncompressed (manifest.json 1 MiB), the
@@ -49,8 +50,12 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 				continue
 			}
 			h := b.Health
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d\n",
-				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, len(b.Kernel), h.RingbufDrops.Total)
+			var misses uint64
+			for _, n := range h.ProgramMisses {
+				misses += n
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d\n",
+				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, len(b.Kernel), h.RingbufDrops.Total, h.ReadFaults, misses)
 		}
 		if failed {
 			return exitError{ExitVerifyFailed}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"vigil/internal/event"
 	"vigil/internal/evidence"
@@ -68,8 +69,25 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 			return nil, entryErr(p, "missing (required in every archive)")
 		}
 	}
+	// Lines of the kernel layer proven valid on the way are also decoded:
+	// when every line is, kernel holds the layer and no second decode is
+	// needed.
+	// The same holds for a capability surface provenSurface vouches for.
+	var kernel []event.Kernel
+	surface, surfaceProven := evidence.CapabilitySurface{}, false
 	for _, f := range files[1:] {
-		if err := validate(f); err != nil {
+		var err error
+		switch f.path {
+		case evidence.EntryKernel:
+			kernel, err = validateKernel(f)
+		case evidence.EntrySurface:
+			if surface, surfaceProven = provenSurface(f.data); !surfaceProven {
+				err = validate(f)
+			}
+		default:
+			err = validate(f)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -79,13 +97,17 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
 		return nil, err
 	}
-	if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
+	if kernel != nil {
+		b.Kernel = kernel
+	} else if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
 		return nil, err
 	}
 	if b.SDK, err = decodeLines[event.SDK](files, evidence.EntrySDK); err != nil {
 		return nil, err
 	}
-	if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
+	if surfaceProven {
+		b.Surface = surface
+	} else if err = decodeDocWith(files, evidence.EntrySurface, &b.Surface, marshalSurface); err != nil {
 		return nil, err
 	}
 	if _, ok := content[evidence.EntryCorrelation]; ok {
@@ -113,7 +135,7 @@ func validate(f file) error {
 	name := evidence.EntrySchemas[f.path]
 	var err error
 	if strings.HasSuffix(f.path, ".ndjson") {
-		err = validateLines(name, f.data)
+		err = validateLines(name, f.data, nil)
 	} else {
 		err = schema.Validate(name, f.data)
 	}
@@ -123,11 +145,46 @@ func validate(f file) error {
 	return nil
 }
 
+// validateKernel is validate for the kernel layer: a line that
+// provenKernelLine accepts is valid and decoded; every other line goes to
+// the schema validator. The error is the one validate gives. The events
+// are returned when every line was proven and the entry ends in a newline,
+// which makes the entry exactly marshalKernel of them: decoding it again
+// (decodeLines) would give the same events and pass the canonical check.
+func validateKernel(f file) ([]event.Kernel, error) {
+	name := evidence.EntrySchemas[f.path]
+	var events []event.Kernel
+	var proven atomic.Int64
+	prove := func(i int, line []byte, buf []byte) ([]byte, bool) {
+		e, buf, ok := provenKernelLine(line, buf)
+		if ok {
+			events[i] = e
+			proven.Add(1)
+		}
+		return buf, ok
+	}
+	lines := splitLines(f.data)
+	events = make([]event.Kernel, len(lines))
+	if err := validateLinesOf(name, lines, prove); err != nil {
+		return nil, entryErr(f.path, "schema %s: %v", name, err)
+	}
+	if int(proven.Load()) != len(lines) || len(lines) == 0 || f.data[len(f.data)-1] != '\n' {
+		return nil, nil
+	}
+	return events, nil
+}
+
 // validateLines is schema.ValidateNDJSON spread over the CPUs: schema
 // validation dominates verification time, and lines are independent.
 // The error names the first failing line, as the sequential check would.
-func validateLines(name string, data []byte) error {
-	var lines [][]byte
+// prove, when set, may vouch for a line (it gets a scratch buffer to
+// reuse); the validator checks the rest.
+func validateLines(name string, data []byte, prove func(i int, line, buf []byte) ([]byte, bool)) error {
+	return validateLinesOf(name, splitLines(data), prove)
+}
+
+func splitLines(data []byte) [][]byte {
+	lines := make([][]byte, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -136,6 +193,10 @@ func validateLines(name string, data []byte) error {
 			lines, data = append(lines, data[:i]), data[i+1:]
 		}
 	}
+	return lines
+}
+
+func validateLinesOf(name string, lines [][]byte, prove func(i int, line, buf []byte) ([]byte, bool)) error {
 	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/1024)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -143,11 +204,18 @@ func validateLines(name string, data []byte) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte
 			// Interleaved chunks of 256 lines keep the workers even.
 			for start := w * 256; start < len(lines); start += workers * 256 {
 				for i := start; i < min(start+256, len(lines)); i++ {
 					if errs[w] != nil {
 						return
+					}
+					if prove != nil {
+						var ok bool
+						if buf, ok = prove(i, lines[i], buf); ok {
+							continue
+						}
 					}
 					if len(bytes.TrimSpace(lines[i])) == 0 {
 						errs[w] = lineError{i + 1, "empty line"}
@@ -185,6 +253,11 @@ func find(files []file, path string) (file, bool) {
 }
 
 func decodeDoc[T any](files []file, path string, v *T) error {
+	return decodeDocWith(files, path, v, func(v *T) ([]byte, error) { return marshalDoc(v) })
+}
+
+// decodeDocWith is decodeDoc with enc as the canonical encoding.
+func decodeDocWith[T any](files []file, path string, v *T, enc func(*T) ([]byte, error)) error {
 	f, ok := find(files, path)
 	if !ok {
 		return entryErr(path, "missing")
@@ -192,7 +265,7 @@ func decodeDoc[T any](files []file, path string, v *T) error {
 	if err := strictJSON(f.data, v); err != nil {
 		return entryErr(path, "%v", err)
 	}
-	return canonical(f)(marshalDoc(v))
+	return canonical(f)(enc(v))
 }
 
 // decodeLines decodes an NDJSON entry; a missing entry decodes to nil.

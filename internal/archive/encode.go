@@ -1,9 +1,7 @@
 package archive
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,18 +29,14 @@ import (
 func Encode(w io.Writer, b *evidence.Bundle) error {
 	checked := make(chan error, 1)
 	go func() { checked <- evidence.Check(b) }()
-	var buf bytes.Buffer
-	files, err := marshalEntries(b)
-	if err == nil {
-		err = writeTarGz(&buf, files)
-	}
+	out, err := encodeArchive(b)
 	if cerr := <-checked; cerr != nil {
 		return fmt.Errorf("inconsistent bundle: %w", cerr)
 	}
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err = w.Write(out)
 	return err
 }
 
@@ -97,6 +93,19 @@ type file struct {
 
 // marshalEntries encodes every entry of b, manifest first, the rest sorted.
 func marshalEntries(b *evidence.Bundle) ([]file, error) {
+	files, err := marshalBody(b)
+	if err != nil {
+		return nil, err
+	}
+	mf, err := manifestFor(b, files)
+	if err != nil {
+		return nil, err
+	}
+	return append([]file{mf}, files...), nil
+}
+
+// marshalBody encodes every entry of b but the manifest, sorted by path.
+func marshalBody(b *evidence.Bundle) ([]file, error) {
 	docs := []struct {
 		path string
 		skip bool
@@ -105,7 +114,7 @@ func marshalEntries(b *evidence.Bundle) ([]file, error) {
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
 		{evidence.EntryKernel, false, func() ([]byte, error) { return marshalKernel(b.Kernel) }},
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
-		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalDoc(&b.Surface) }},
+		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalSurface(&b.Surface) }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
 		{evidence.EntryHealth, false, func() ([]byte, error) { return marshalDoc(&b.Health) }},
 	}
@@ -125,17 +134,32 @@ func marshalEntries(b *evidence.Bundle) ([]file, error) {
 		files = append(files, file{d.path, data})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	return files, nil
+}
+
+// manifestFor is the manifest of the body entries files. It also refuses
+// an archive whose uncompressed tar would exceed the read limit.
+func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 	m := Manifest{Schema: evidence.ManifestSchema, RunID: b.Run.RunID, VigilVersion: b.Run.VigilVersion}
-	for _, f := range files {
-		sum := sha256.Sum256(f.data)
-		m.Entries = append(m.Entries, ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(f.data))})
+	m.Entries = make([]ManifestEntry, len(files))
+	// The kernel layer dominates; hashing the entries side by side keeps
+	// the manifest off the critical path of the deflate workers.
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sum := sha256.Sum256(f.data)
+			m.Entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(f.data))}
+		}()
 	}
+	wg.Wait()
 	md, err := marshalDoc(&m)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", evidence.EntryManifest, err)
+		return file{}, fmt.Errorf("%s: %w", evidence.EntryManifest, err)
 	}
 	if int64(len(md)) > limits.manifest {
-		return nil, fmt.Errorf("%s: %d bytes exceeds the limit of %d", evidence.EntryManifest, len(md), limits.manifest)
+		return file{}, fmt.Errorf("%s: %d bytes exceeds the limit of %d", evidence.EntryManifest, len(md), limits.manifest)
 	}
 	// Each entry costs its data rounded up to 512-byte blocks plus a
 	// 512-byte header; the tar ends with two zero blocks.
@@ -144,9 +168,9 @@ func marshalEntries(b *evidence.Bundle) ([]file, error) {
 		tarBytes += 512 + (int64(len(f.data))+511)/512*512
 	}
 	if tarBytes > limits.total {
-		return nil, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
+		return file{}, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
 	}
-	return append([]file{{evidence.EntryManifest, md}}, files...), nil
+	return file{evidence.EntryManifest, md}, nil
 }
 
 // marshalDoc is the canonical encoding of a JSON document entry.
@@ -172,45 +196,54 @@ func marshalLines[T any](items []T) ([]byte, error) {
 }
 
 // marshalKernel is marshalLines for the kernel layer, on the fast path
-// when its field guard allows.
+// when its field guard allows. The layer is by far the largest entry:
+// blocks of events are encoded side by side and joined.
 func marshalKernel(k []event.Kernel) ([]byte, error) {
 	if !fastKernel {
 		return marshalLines(k)
 	}
-	buf := make([]byte, 0, len(k)*192)
-	for i := range k {
-		buf = appendKernel(buf, &k[i])
+	const block = 4096
+	if len(k) <= block {
+		return appendKernels(nil, k), nil
 	}
-	return buf, nil
+	parts := make([][]byte, (len(k)+block-1)/block)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			parts[i] = appendKernels(nil, k[i*block:min((i+1)*block, len(k))])
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// appendKernels appends the lines of k to b, sizing b from the first
+// lines so that it rarely grows.
+func appendKernels(b []byte, k []event.Kernel) []byte {
+	sample := min(len(k), 32)
+	for i := range sample {
+		b = appendKernel(b, &k[i])
+	}
+	if sample > 0 && len(k) > sample {
+		need := len(b) + (len(b)/sample+16)*(len(k)-sample)
+		b = append(make([]byte, 0, need), b...)
+	}
+	for i := sample; i < len(k); i++ {
+		b = appendKernel(b, &k[i])
+	}
+	return b
 }
 
 var epoch = time.Unix(0, 0).UTC()
-
-func writeTarGz(w io.Writer, files []file) error {
-	gz, err := gzip.NewWriterLevel(w, CompressionLevel)
-	if err != nil {
-		return err
-	}
-	// The zero gzip.Header already means: no name, no comment, mtime 0.
-	tw := tar.NewWriter(gz)
-	for _, f := range files {
-		h := &tar.Header{
-			Typeflag: tar.TypeReg,
-			Name:     f.path,
-			Mode:     entryMode,
-			Size:     int64(len(f.data)),
-			ModTime:  epoch,
-			Format:   tar.FormatUSTAR,
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return fmt.Errorf("%s: %w", f.path, err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return fmt.Errorf("%s: %w", f.path, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return gz.Close()
-}

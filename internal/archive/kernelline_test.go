@@ -69,3 +69,18 @@ func TestAppendKernelMatchesEncodingJSON(t *testing.T) {
 		t.Fatal("marshalKernel differs from marshalLines")
 	}
 }
+
+// Encoding in blocks side by side gives the bytes encoding/json gives.
+func TestMarshalKernelBlocks(t *testing.T) {
+	for _, n := range []int{0, 1, 33, 4096, 4097, 12345} {
+		k := evidencetest.Kernel(max(n, 8), 11)[:n]
+		got, err := marshalKernel(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := marshalLines(k)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d events: marshalKernel differs from encoding/json", n)
+		}
+	}
+}

@@ -224,6 +224,28 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
 		}), evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "ring buffer dropped 3 events"}},
+		{"health hides a read fault behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ReadFaults = 1 }),
+			evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "1 events carry a path, argv0 or address the kernel could not read in full"}},
+		{"health hides skipped probe runs behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ProgramMisses = map[string]uint64{"sys_exit": 2} }),
+			evidence.EntryHealth, []string{`kernel_layer.status is "complete"`, "skipped 2 probe runs (sys_exit: 2)"}},
+		{"read fault reason dropped from a partial layer", editBundle(func(b *evidence.Bundle) {
+			b.Health.ReadFaults = 3
+			b.Health.Drain.Proven = false
+			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
+				Reasons: []string{"ring buffer drain not proven empty: " + b.Health.Drain.Detail}}
+		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "3 events carry a path"}},
+		{"drop causes that do not add up", editBundle(func(b *evidence.Bundle) {
+			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
+			b.Health.RingbufDrops.Total = 3
+			b.Health.RingbufDrops.Causes = &evidence.DropCauses{
+				RingFull:     map[event.Kind]uint64{event.KindExec: 0, event.KindFork: 0, event.KindExit: 0, event.KindOpen: 1, event.KindConnect: 0},
+				InflightFull: map[event.Kind]uint64{event.KindExec: 0, event.KindFork: 0, event.KindExit: 0, event.KindOpen: 0, event.KindConnect: 0},
+			}
+			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
+				Reasons: []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, in-flight map full 0"}}
+		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "drop causes do not add up to the drops: open: 1 + 0 != 3"}},
+		{"decode detail on two lines", editJSON(evidence.EntryHealth, func(m map[string]any) { m["decode_detail"] = "a\nb" }),
+			evidence.EntryHealth, []string{"schema observation-health"}},
 		{"health complete while drain unproven", editBundle(func(b *evidence.Bundle) { b.Health.Drain.Proven = false }),
 			evidence.EntryHealth, []string{"kernel_layer.status", "drain not proven"}},
 		{"clean correlation with stragglers", editBundle(func(b *evidence.Bundle) { b.Health.CgroupCorrelation.StragglersKilled = 2 }),

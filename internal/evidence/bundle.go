@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,9 +20,10 @@ type Bundle struct {
 }
 
 // Assemble builds a complete, self-consistent Bundle from what the runner
-// observed. It sorts the kernel events by Seq and derives from them what
-// must agree with them: Counts, SeqGaps and SDKEvents in the health input
-// (the caller's values for those are replaced), the capability surface and,
+// observed. It sorts the kernel events by Seq, makes their strings valid
+// UTF-8 (see sanitizeKernel), and derives from them what
+// must agree with them: Counts, SeqGaps, NonUTF8Events and SDKEvents in the
+// health input (the caller's values for those are replaced), the capability surface and,
 // when there are SDK events, the correlation report. Every document gets
 // run.RunID.
 func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *Bundle {
@@ -29,10 +32,15 @@ func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *
 	}
 	run.EnvNames = envNames(run.EnvNames)
 	k := append([]event.Kernel(nil), kernel...)
-	sort.SliceStable(k, func(i, j int) bool { return k[i].Seq < k[j].Seq })
+	bySeq := func(a, b event.Kernel) int { return cmp.Compare(a.Seq, b.Seq) }
+	// Capture delivers events in Seq order; sorting is the exception.
+	if !slices.IsSortedFunc(k, bySeq) {
+		slices.SortStableFunc(k, bySeq)
+	}
 	if len(sdk) == 0 {
 		sdk = nil
 	}
+	in.NonUTF8Events = sanitizeKernel(k)
 	in.Counts = CountKinds(k)
 	in.SeqGaps = SeqGaps(k)
 	in.SDKEvents = len(sdk)

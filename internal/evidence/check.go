@@ -15,7 +15,7 @@ import (
 // seq_gaps and sdk event count matching the layers; health verdicts
 // (statuses, reasons, drop totals) exactly what BuildHealth gives for the
 // inputs the health document records, so a document claiming complete
-// while recording drops is caught; an SDK layer that health calls
+// while recording drops, read faults or skipped probe runs is caught; an SDK layer that health calls
 // complete passing strict ingestion again; and the capability surface and
 // correlation report equal to what the events derive. The error is an
 // *EntryError naming the entry that disagrees.
@@ -52,9 +52,7 @@ func Check(b *Bundle) error {
 	if err := checkSDK(b); err != nil {
 		return err
 	}
-	surface := BuildSurface(b.Kernel)
-	surface.RunID = id
-	if f := firstDiff(surface, b.Surface); f != "" {
+	if f := surfaceDiff(b.Kernel, &b.Surface); f != "" {
 		return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
 	}
 	if b.Correlation != nil {
@@ -90,6 +88,7 @@ func checkHealth(b *Bundle) error {
 		got, want any
 	}{
 		{"ringbuf_drops.total", h.RingbufDrops.Total, want.RingbufDrops.Total},
+		{"decode_detail", h.DecodeDetail, want.DecodeDetail},
 		{"cgroup_correlation.status", h.CgroupCorrelation.Status, want.CgroupCorrelation.Status},
 		{"cgroup_correlation.reasons", h.CgroupCorrelation.Reasons, want.CgroupCorrelation.Reasons},
 		{"kernel_layer.status", h.KernelLayer.Status, want.KernelLayer.Status},

@@ -47,11 +47,29 @@ type HealthInput struct {
 	AbsentReason     string
 	Probes           []Probe
 	// Emitted counts, per kind, the events the kernel side reserved and
-	// submitted; Drops counts failed ring-buffer reservations per kind.
-	// A nil Emitted means the capture does not report it.
+	// submitted; Drops counts, per kind, the events the kernel could not
+	// emit. A nil Emitted means the capture does not report it.
 	Emitted, Drops map[event.Kind]uint64
-	// DecodeErrors counts ring-buffer records user space could not decode.
+	// RingFull and InflightFull split Drops by cause: a failed ring-buffer
+	// reservation, or a syscall whose arguments could not be stashed
+	// because the in-flight map was full. Both nil means the capture does
+	// not split its drops; otherwise they must add up to Drops per kind.
+	RingFull, InflightFull map[event.Kind]uint64
+	// DecodeErrors counts ring-buffer records user space could not decode;
+	// DecodeDetail describes the first one.
 	DecodeErrors uint64
+	DecodeDetail string
+	// ReadFaults counts archived events whose path, argv0 or address the
+	// kernel could not read in full (the string is empty or partial).
+	ReadFaults uint64
+	// NonUTF8Events counts archived events with a string that was not
+	// valid UTF-8, archived with U+FFFD in place of the invalid bytes.
+	// Assemble fills it.
+	NonUTF8Events uint64
+	// ProgramMisses counts, per probe, runs the kernel skipped because
+	// another BPF program was running on that CPU. The kernel counts them
+	// before the cgroup filter, so they may or may not concern the session.
+	ProgramMisses map[string]uint64
 	// DrainProven is true when the ring buffer was shown to be empty after
 	// the session cgroup emptied; DrainDetail says how (or why not).
 	DrainProven bool
@@ -87,6 +105,10 @@ type Health struct {
 	RingbufDrops      Drops                 `json:"ringbuf_drops"`
 	Emitted           map[event.Kind]uint64 `json:"emitted,omitempty"`
 	DecodeErrors      uint64                `json:"decode_errors"`
+	DecodeDetail      string                `json:"decode_detail,omitempty"`
+	ReadFaults        uint64                `json:"read_faults"`
+	NonUTF8Events     uint64                `json:"non_utf8_events"`
+	ProgramMisses     map[string]uint64     `json:"program_misses"`
 	SeqGaps           uint64                `json:"seq_gaps"`
 	Drain             Drain                 `json:"drain"`
 	CgroupCorrelation CgroupCorrelation     `json:"cgroup_correlation"`
@@ -104,10 +126,21 @@ type KernelLayer struct {
 	AbsentReason     string   `json:"absent_reason,omitempty"`
 }
 
-// Drops are failed ring-buffer reservations.
+// Drops are the events the kernel could not emit.
 type Drops struct {
 	Total   uint64                `json:"total"`
 	PerKind map[event.Kind]uint64 `json:"per_kind"`
+	// Causes splits PerKind by cause; nil when the capture does not.
+	Causes *DropCauses `json:"causes,omitempty"`
+}
+
+// DropCauses splits drops per kind by cause.
+type DropCauses struct {
+	// RingFull counts failed ring-buffer reservations.
+	RingFull map[event.Kind]uint64 `json:"ring_full"`
+	// InflightFull counts syscalls whose arguments could not be stashed
+	// at entry because the in-flight map was full.
+	InflightFull map[event.Kind]uint64 `json:"inflight_full"`
 }
 
 // Drain records whether the ring buffer was proven empty at the end.
@@ -136,22 +169,30 @@ type SDKLayer struct {
 // BuildHealth derives observation health from the runner's counters.
 // The kernel layer is complete only when capture was available, at least
 // one probe is reported and every required probe attached, nothing was
-// dropped, nothing failed to decode, no sequence number is missing, every
-// emitted event is accounted for, the drain was proven and the cgroup
-// correlation is clean.
+// dropped, nothing failed to decode, no string was read only in part or
+// had to be made valid UTF-8, no probe run was skipped, no sequence number is missing, every emitted event
+// is accounted for, the drain was proven and the cgroup correlation is
+// clean.
 func BuildHealth(runID string, in HealthInput) Health {
 	h := Health{
-		Schema:       HealthSchema,
-		RunID:        runID,
-		RingbufDrops: Drops{PerKind: kindMap(in.Drops)},
-		DecodeErrors: in.DecodeErrors,
-		SeqGaps:      in.SeqGaps,
-		Drain:        Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
-		Probes:       sortedProbes(in.Probes),
-		Counts:       kindMap(in.Counts),
+		Schema:        HealthSchema,
+		RunID:         runID,
+		RingbufDrops:  Drops{PerKind: kindMap(in.Drops)},
+		DecodeErrors:  in.DecodeErrors,
+		DecodeDetail:  oneLine(in.DecodeDetail),
+		ReadFaults:    in.ReadFaults,
+		NonUTF8Events: in.NonUTF8Events,
+		ProgramMisses: probeMap(in.ProgramMisses),
+		SeqGaps:       in.SeqGaps,
+		Drain:         Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
+		Probes:        sortedProbes(in.Probes),
+		Counts:        kindMap(in.Counts),
 	}
 	if in.Emitted != nil {
 		h.Emitted = kindMap(in.Emitted)
+	}
+	if in.RingFull != nil || in.InflightFull != nil {
+		h.RingbufDrops.Causes = &DropCauses{RingFull: kindMap(in.RingFull), InflightFull: kindMap(in.InflightFull)}
 	}
 	for _, n := range h.RingbufDrops.PerKind {
 		h.RingbufDrops.Total += n
@@ -225,11 +266,33 @@ func buildKernelLayer(in HealthInput, h Health) KernelLayer {
 			k.Reasons = append(k.Reasons, r)
 		}
 	}
-	if h.RingbufDrops.Total > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("ring buffer dropped %d events (%s)", h.RingbufDrops.Total, nonZero(h.RingbufDrops.PerKind)))
+	if d := h.RingbufDrops; d.Total > 0 {
+		r := fmt.Sprintf("ring buffer dropped %d events (%s)", d.Total, nonZero(d.PerKind))
+		if c := d.Causes; c != nil {
+			r += fmt.Sprintf("; causes: ring buffer full %d, in-flight map full %d", sum(c.RingFull), sum(c.InflightFull))
+		}
+		k.Reasons = append(k.Reasons, r)
+	}
+	if c := h.RingbufDrops.Causes; c != nil {
+		if bad := causeMismatch(h.RingbufDrops.PerKind, c); bad != "" {
+			k.Reasons = append(k.Reasons, "drop causes do not add up to the drops: "+bad)
+		}
 	}
 	if h.DecodeErrors > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("%d ring buffer records failed to decode", h.DecodeErrors))
+		r := fmt.Sprintf("%d ring buffer records failed to decode", h.DecodeErrors)
+		if h.DecodeDetail != "" {
+			r += " (first: " + h.DecodeDetail + ")"
+		}
+		k.Reasons = append(k.Reasons, r)
+	}
+	if h.ReadFaults > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events carry a path, argv0 or address the kernel could not read in full", h.ReadFaults))
+	}
+	if h.NonUTF8Events > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events carry a string that is not valid UTF-8, archived with U+FFFD in place of the invalid bytes", h.NonUTF8Events))
+	}
+	if n := sumProbes(h.ProgramMisses); n > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("the kernel skipped %d probe runs (%s) because another BPF program was running on the CPU; they may or may not concern the session", n, nonZeroProbes(h.ProgramMisses)))
 	}
 	if h.SeqGaps > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d sequence numbers missing from the archive", h.SeqGaps))
@@ -281,6 +344,10 @@ func InputOf(h Health) HealthInput {
 		Probes:                h.Probes,
 		Drops:                 copyKinds(h.RingbufDrops.PerKind),
 		DecodeErrors:          h.DecodeErrors,
+		DecodeDetail:          h.DecodeDetail,
+		ReadFaults:            h.ReadFaults,
+		NonUTF8Events:         h.NonUTF8Events,
+		ProgramMisses:         copyProbes(h.ProgramMisses),
 		DrainProven:           h.Drain.Proven,
 		DrainDetail:           h.Drain.Detail,
 		ChildPlacedBeforeExec: h.CgroupCorrelation.ChildPlacedBeforeExec,
@@ -295,7 +362,71 @@ func InputOf(h Health) HealthInput {
 	if h.Emitted != nil {
 		in.Emitted = copyKinds(h.Emitted)
 	}
+	if c := h.RingbufDrops.Causes; c != nil {
+		// Never nil: a document that records causes keeps recording them.
+		in.RingFull = kindMap(c.RingFull)
+		in.InflightFull = kindMap(c.InflightFull)
+	}
 	return in
+}
+
+// causeMismatch names the kinds whose drop causes do not add up to the
+// drops, as "kind: ring full + in-flight full != drops, ...", or "".
+func causeMismatch(perKind map[event.Kind]uint64, c *DropCauses) string {
+	var parts []string
+	for _, k := range sortedKinds(perKind, c.RingFull, c.InflightFull) {
+		if r, f := c.RingFull[k], c.InflightFull[k]; r+f != perKind[k] {
+			parts = append(parts, fmt.Sprintf("%s: %d + %d != %d", k, r, f, perKind[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// probeMap copies m; never nil, so the document always says how many
+// probe runs were skipped, zero or not.
+func probeMap(m map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func copyProbes(m map[string]uint64) map[string]uint64 {
+	if m == nil {
+		return nil
+	}
+	return probeMap(m)
+}
+
+func sumProbes(m map[string]uint64) uint64 {
+	var t uint64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// nonZeroProbes renders the non-zero entries of m as "probe: n, ..." in
+// name order.
+func nonZeroProbes(m map[string]uint64) string {
+	names := make([]string, 0, len(m))
+	for k, v := range m {
+		if v > 0 {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// oneLine keeps a detail on one line, as health reasons must be.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // kindMap copies m, adding every known kind as zero.

@@ -48,6 +48,36 @@ func TestBuildHealth(t *testing.T) {
 		{name: "drops", mod: func(in *evidence.HealthInput) {
 			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
 		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3)"}, corr: "clean", sdk: "absent"},
+		{name: "drops split by cause", mod: func(in *evidence.HealthInput) {
+			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
+			in.RingFull = map[event.Kind]uint64{event.KindOpen: 3}
+			in.InflightFull = map[event.Kind]uint64{event.KindExec: 1}
+		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3); causes: ring buffer full 3, in-flight map full 1"}, corr: "clean", sdk: "absent"},
+		{name: "drop causes that do not add up", mod: func(in *evidence.HealthInput) {
+			in.Drops = map[event.Kind]uint64{event.KindOpen: 3}
+			in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
+			in.InflightFull = map[event.Kind]uint64{event.KindConnect: 1}
+		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 3 events", "drop causes do not add up to the drops: open: 1 + 0 != 3, connect: 0 + 1 != 0"}, corr: "clean", sdk: "absent"},
+		{name: "drop causes all zero with no drops", mod: func(in *evidence.HealthInput) {
+			in.RingFull, in.InflightFull = map[event.Kind]uint64{}, map[event.Kind]uint64{}
+		}, kernel: "complete", corr: "clean", sdk: "absent"},
+		{name: "read faults", mod: func(in *evidence.HealthInput) { in.ReadFaults = 2 },
+			kernel: "partial", kernelWhy: []string{"2 events carry a path, argv0 or address the kernel could not read in full"}, corr: "clean", sdk: "absent"},
+		{name: "strings made valid UTF-8", mod: func(in *evidence.HealthInput) { in.NonUTF8Events = 3 },
+			kernel: "partial", kernelWhy: []string{"3 events carry a string that is not valid UTF-8, archived with U+FFFD in place of the invalid bytes"}, corr: "clean", sdk: "absent"},
+		{name: "program misses", mod: func(in *evidence.HealthInput) {
+			in.ProgramMisses = map[string]uint64{"sys_exit": 3, "sched_process_exec": 0, "sched_process_fork": 2}
+		}, kernel: "partial", kernelWhy: []string{"the kernel skipped 5 probe runs (sched_process_fork: 2, sys_exit: 3) because another BPF program was running on the CPU; they may or may not concern the session"}, corr: "clean", sdk: "absent"},
+		{name: "program misses all zero is still complete", mod: func(in *evidence.HealthInput) {
+			in.ProgramMisses = map[string]uint64{"sys_exit": 0}
+		}, kernel: "complete", corr: "clean", sdk: "absent"},
+		{name: "decode error with detail", mod: func(in *evidence.HealthInput) {
+			in.DecodeErrors, in.DecodeDetail = 1, "short record\n (12 bytes)"
+		}, kernel: "partial", kernelWhy: []string{"1 ring buffer records failed to decode (first: short record (12 bytes))"}, corr: "clean", sdk: "absent"},
+		{name: "read faults and misses with capture absent", mod: func(in *evidence.HealthInput) {
+			in.CaptureAvailable, in.AbsentReason, in.Probes = false, "no BTF", nil
+			in.ReadFaults, in.ProgramMisses = 1, map[string]uint64{"sys_exit": 1}
+		}, kernel: "absent", kernelWhy: []string{"kernel capture unavailable: no BTF"}, corr: "clean", sdk: "absent"},
 		{name: "decode errors", mod: func(in *evidence.HealthInput) { in.DecodeErrors = 2 },
 			kernel: "partial", kernelWhy: []string{"2 ring buffer records failed to decode"}, corr: "clean", sdk: "absent"},
 		{name: "seq gaps", mod: func(in *evidence.HealthInput) { in.SeqGaps = 5 },
@@ -84,7 +114,8 @@ func TestBuildHealth(t *testing.T) {
 			in.Probes[0].Attached = false
 			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
 			in.DecodeErrors, in.DrainProven, in.StragglersKilled, in.ChildPlacedBeforeExec = 1, false, 1, false
-		}, kernel: "partial", kernelWhy: []string{"required probe tp/sched/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "drain not proven", "cgroup correlation failed"},
+			in.ReadFaults, in.ProgramMisses = 4, map[string]uint64{"sys_exit": 1}
+		}, kernel: "partial", kernelWhy: []string{"required probe tp/sched/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "4 events carry", "skipped 1 probe runs (sys_exit: 1)", "drain not proven", "cgroup correlation failed"},
 			corr: "failed", corrWhy: []string{"not placed", "1 straggler"}, sdk: "absent"},
 	}
 	for _, c := range cases {
@@ -161,5 +192,42 @@ func TestBuildHealthIsOrderIndependent(t *testing.T) {
 	}
 	if ha.Probes[0].Name > ha.Probes[1].Name {
 		t.Fatalf("probes not sorted by name: %v", ha.Probes)
+	}
+}
+
+// The document keeps what the verdict condenses: drops per kind and per
+// cause, read faults, and skipped probe runs per probe.
+func TestBuildHealthKeepsBreakdowns(t *testing.T) {
+	in := evidencetest.CleanInput()
+	in.Drops = map[event.Kind]uint64{event.KindOpen: 5, event.KindConnect: 1}
+	in.RingFull = map[event.Kind]uint64{event.KindOpen: 2}
+	in.InflightFull = map[event.Kind]uint64{event.KindOpen: 3, event.KindConnect: 1}
+	in.ReadFaults = 7
+	in.ProgramMisses = map[string]uint64{"sys_exit": 9}
+	h := evidence.BuildHealth("r", in)
+	c := h.RingbufDrops.Causes
+	if c == nil {
+		t.Fatal("ringbuf_drops.causes missing")
+	}
+	if h.RingbufDrops.PerKind[event.KindOpen] != 5 || c.RingFull[event.KindOpen] != 2 || c.InflightFull[event.KindOpen] != 3 || c.InflightFull[event.KindConnect] != 1 {
+		t.Errorf("breakdown lost: per_kind %v, ring_full %v, inflight_full %v", h.RingbufDrops.PerKind, c.RingFull, c.InflightFull)
+	}
+	if h.ReadFaults != 7 || h.ProgramMisses["sys_exit"] != 9 {
+		t.Errorf("read_faults %d, program_misses %v", h.ReadFaults, h.ProgramMisses)
+	}
+	// Inputs are copied, not aliased.
+	in.ProgramMisses["sys_exit"] = 0
+	if h.ProgramMisses["sys_exit"] != 9 {
+		t.Error("program_misses aliases the input map")
+	}
+	// Without a split, no causes are claimed; without misses, the
+	// document still says zero.
+	h = evidence.BuildHealth("r", evidencetest.CleanInput())
+	if h.RingbufDrops.Causes != nil || h.ProgramMisses == nil {
+		t.Errorf("causes %v, program_misses %v", h.RingbufDrops.Causes, h.ProgramMisses)
+	}
+	data, _ := json.Marshal(h)
+	if !strings.Contains(string(data), `"read_faults":0,"non_utf8_events":0,"program_misses":{}`) || strings.Contains(string(data), "causes") {
+		t.Errorf("document: %s", data)
 	}
 }

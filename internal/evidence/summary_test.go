@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 	"vigil/schema"
@@ -29,9 +30,29 @@ func TestSummarize(t *testing.T) {
 	}
 	text := s.Text()
 	for _, want := range []string{"kernel layer        complete", "events              40: exec 1, fork 1, exit 2, open 35, connect 1",
+		"read faults         0 events", "skipped probe runs  none",
 		"top paths (3 of 18 distinct", "/usr/bin/agent", "inet 127.0.0.1 port 4318", "tool calls (3; 1 kernel events outside", "call_001"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+
+	// What the kernel lost or read only in part is shown, not just the
+	// verdict.
+	lossy := evidencetest.Bundle(40, 0)
+	in := evidence.InputOf(lossy.Health)
+	in.Drops = map[event.Kind]uint64{event.KindOpen: 4}
+	in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
+	in.InflightFull = map[event.Kind]uint64{event.KindOpen: 3}
+	in.ReadFaults, in.ProgramMisses = 2, map[string]uint64{"sys_exit": 5}
+	in.DecodeErrors, in.DecodeDetail = 1, "record of 3 bytes"
+	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
+	lt := evidence.Summarize(lossy, 3).Text()
+	for _, want := range []string{"kernel layer        partial", "drops by kind       open 4", "ring buffer full  open 1", "in-flight full    open 3",
+		"first decode error  record of 3 bytes", "read faults         2 events", "skipped probe runs  5 (sys_exit: 5)",
+		"- 2 events carry a path"} {
+		if !strings.Contains(lt, want) {
+			t.Errorf("text lacks %q:\n%s", want, lt)
 		}
 	}
 

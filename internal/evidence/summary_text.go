@@ -35,6 +35,21 @@ func (s Summary) Text() string {
 		drain = "proven empty"
 	}
 	p("ring buffer         %d dropped, %d decode errors, %d seq gaps, drain %s\n", h.RingbufDrops.Total, h.DecodeErrors, h.SeqGaps, drain)
+	if d := h.RingbufDrops; d.Total > 0 {
+		p("drops by kind       %s\n", kindList(d.PerKind))
+		if c := d.Causes; c != nil {
+			p("  ring buffer full  %s\n", kindList(c.RingFull))
+			p("  in-flight full    %s\n", kindList(c.InflightFull))
+		}
+	}
+	if h.DecodeDetail != "" {
+		p("first decode error  %s\n", h.DecodeDetail)
+	}
+	p("read faults         %d events with a path, argv0 or address read only in part\n", h.ReadFaults)
+	if h.NonUTF8Events > 0 {
+		p("non-UTF-8 strings   %d events, archived with U+FFFD\n", h.NonUTF8Events)
+	}
+	p("skipped probe runs  %s\n", probeList(h.ProgramMisses))
 	attached, required, reqAttached := 0, 0, 0
 	for _, pr := range h.Probes {
 		if pr.Attached {
@@ -98,6 +113,14 @@ func kindList(m map[event.Kind]uint64) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// probeList renders per-probe counts in name order, skipping zeros.
+func probeList(m map[string]uint64) string {
+	if sumProbes(m) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d (%s)", sumProbes(m), nonZeroProbes(m))
 }
 
 func wallDuration(start, end string) string {

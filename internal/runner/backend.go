@@ -27,15 +27,21 @@ type Capture interface {
 
 // CaptureResult is what a finished capture observed.
 type CaptureResult struct {
-	Events       []event.Kernel
-	Emitted      map[event.Kind]uint64
-	Drops        map[event.Kind]uint64
-	DecodeErrors uint64
-	DrainProven  bool
-	DrainDetail  string
+	Events  []event.Kernel
+	Emitted map[event.Kind]uint64
+	Drops   map[event.Kind]uint64
+	// RingFull and InflightFull split Drops by cause (nil: not split).
+	RingFull, InflightFull map[event.Kind]uint64
+	DecodeErrors           uint64
+	DecodeDetail           string
+	DrainProven            bool
+	DrainDetail            string
 	// ReadFaults counts events whose path, argv0 or address the kernel
 	// could not read (archived empty or partial).
 	ReadFaults uint64
+	// ProgramMisses counts, per probe, runs the kernel skipped because
+	// another BPF program was running on the CPU.
+	ProgramMisses map[string]uint64
 }
 
 // ArchiveWriter writes a bundle as an archive at path.

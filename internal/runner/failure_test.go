@@ -35,6 +35,7 @@ func TestRecordBadInput(t *testing.T) {
 		{"archive is a dir", func(o *Options) { o.ArchivePath = t.TempDir() }, ExitFailure},
 		{"bad run id", func(o *Options) { o.RunID = "../x" }, ExitFailure},
 		{"negative grace", func(o *Options) { o.Grace = -1 }, ExitFailure},
+		{"argument not UTF-8", func(o *Options) { o.Argv = []string{"true", "bad\xff"} }, ExitFailure},
 		{"not found", func(o *Options) { o.Argv = []string{"vigil-no-such-command"} }, ExitNotFound},
 		{"not executable", func(o *Options) { o.Argv = []string{notExec} }, ExitCannotExecute},
 		// execve itself fails, after the session exists.

@@ -16,9 +16,10 @@ import (
 
 // fakeBackend stands in for kernel capture: it attaches nothing and
 // reports a proven-empty drain, so runner behaviour can be tested on its
-// own. openErr makes Open fail.
+// own. openErr makes Open fail; result, when set, is what Finish reports.
 type fakeBackend struct {
 	preflightErr, openErr, finishErr error
+	result                           *CaptureResult
 	mu                               sync.Mutex
 	opened                           []string
 	closed                           int
@@ -45,6 +46,9 @@ func (c *fakeCapture) Probes() []evidence.Probe {
 func (c *fakeCapture) Finish(context.Context) (*CaptureResult, error) {
 	if c.b.finishErr != nil {
 		return nil, c.b.finishErr
+	}
+	if c.b.result != nil {
+		return c.b.result, nil
 	}
 	return &CaptureResult{DrainProven: true, DrainDetail: "fake"}, nil
 }

@@ -21,7 +21,12 @@ func healthInput(absent string, probes []evidence.Probe, cr *CaptureResult, ids 
 	}
 	in.Emitted = cr.Emitted
 	in.Drops = cr.Drops
+	in.RingFull = cr.RingFull
+	in.InflightFull = cr.InflightFull
 	in.DecodeErrors = cr.DecodeErrors
+	in.DecodeDetail = cr.DecodeDetail
+	in.ReadFaults = cr.ReadFaults
+	in.ProgramMisses = cr.ProgramMisses
 	in.DrainProven = cr.DrainProven
 	in.DrainDetail = cr.DrainDetail
 	for i := range cr.Events {

@@ -41,13 +41,17 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		detail = "ring buffer empty and every emitted record read"
 	}
 	return &CaptureResult{
-		Events:       r.Events,
-		Emitted:      r.Emitted,
-		Drops:        r.Drops,
-		DecodeErrors: r.DecodeErrors,
-		DrainProven:  r.DrainProven,
-		DrainDetail:  detail,
-		ReadFaults:   r.ReadFaults,
+		Events:        r.Events,
+		Emitted:       r.Emitted,
+		Drops:         r.Drops,
+		RingFull:      r.RingFull,
+		InflightFull:  r.InflightFull,
+		DecodeErrors:  r.DecodeErrors,
+		DecodeDetail:  r.DecodeDetail,
+		DrainProven:   r.DrainProven,
+		DrainDetail:   detail,
+		ReadFaults:    r.ReadFaults,
+		ProgramMisses: r.ProgramMisses,
 	}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,6 +82,14 @@ func (o *Options) validate() (path string, err error) {
 	}
 	if o.ArchivePath == "" {
 		return "", fail("--archive is required")
+	}
+	for i, a := range o.Argv {
+		// run.json records the command line as JSON strings, which cannot
+		// hold it byte for byte; refuse rather than archive a different
+		// command.
+		if !utf8.ValidString(a) {
+			return "", fail("command argument %d (%q) is not valid UTF-8; run.json could not record it exactly", i, a)
+		}
 	}
 	if o.RunID == "" {
 		if o.RunID, err = newRunID(); err != nil {

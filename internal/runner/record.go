@@ -9,6 +9,7 @@ import (
 
 	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
+	"vigil/schema"
 )
 
 // DrainTimeout bounds the drain of the ring buffer. A drain that does not
@@ -84,6 +85,16 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		}
 	}()
 
+	// JSON Schemas compile on first use; SDK log ingestion needs the
+	// sdk-event one inside archive_write. It compiles beside preflight and
+	// attach (mostly kernel work) instead, and is done before the command
+	// starts, so it never competes with it.
+	schemasReady := make(chan struct{})
+	go func() {
+		defer close(schemasReady)
+		_ = schema.Warm("sdk-event")
+	}()
+
 	// preflight
 	end := clock.begin("preflight")
 	path, err := o.validate()
@@ -142,6 +153,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if absent != "" {
 		o.logf("kernel capture unavailable, recording with kernel_layer absent: %s", absent)
 	}
+	<-schemasReady
 	end()
 
 	// spawn
@@ -251,10 +263,10 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 			return nil, fail("--phase-log %s: %v", o.PhaseLogPath, err)
 		}
 	}
-	if cr != nil && cr.ReadFaults > 0 {
-		// Not part of the health verdict: the event was recorded, only
-		// a string in it (path, argv0, address) is empty or partial.
-		o.logf("warning: %d event(s) carry a path, argv0 or address the kernel could not read in full", cr.ReadFaults)
+	if b.Health.KernelLayer.Status == evidence.LayerPartial {
+		for _, why := range b.Health.KernelLayer.Reasons {
+			o.logf("kernel_layer partial: %s", why)
+		}
 	}
 	o.logf("run %s: exit %d; kernel_layer %s, cgroup_correlation %s, %d events, %d drops, %d straggler(s) killed; archive %s",
 		o.RunID, res.ExitCode, res.Phases.KernelLayer, res.Phases.CgroupCorrelation,
