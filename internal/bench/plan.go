@@ -198,6 +198,13 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
+	// CreateTemp makes the file 0600; the plan is as readable as the
+	// other outputs.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		os.Remove(f.Name())
