@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ Bad input exits 125 with a one-line error and writes nothing.`,
 
 func parsePercent(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 {
+	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("want a non-negative percentage like 5%%")
 	}
 	return v, nil
@@ -100,7 +101,7 @@ func parseBytes(s string) (float64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
+	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("want a non-negative size like 1MiB")
 	}
 	return v * mult, nil

@@ -71,3 +71,34 @@ func TestReportCommandWritesOutputs(t *testing.T) {
 		}
 	}
 }
+
+// A non-finite --confidence or --tolerance is bad input: one line naming
+// it and exit 125, not a panic in the bootstrap or a JSON encoder error.
+func TestReportCommandNonFiniteFlags(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(testPlan), 0o644)
+	os.WriteFile(filepath.Join(dir, "samples.jsonl"), []byte(testSample("s1", "bare")+"\n"+testSample("s2", "A")+"\n"), 0o644)
+	rc, _, _ := rootCmd.Find([]string{"report"})
+	defer func() {
+		// Flag values outlive Execute; restore the defaults for later tests.
+		rc.Flags().Set("confidence", "0.95")
+		rc.Flags().Set("tolerance", "5%")
+	}()
+	for _, args := range [][]string{{"--confidence", "NaN"}, {"--tolerance", "NaN%"}, {"--tolerance", "Inf"}} {
+		out := t.TempDir()
+		_, stderr, err := runReport(t, append([]string{dir, "--out", out}, args...)...)
+		var ee exitError
+		if !errors.As(err, &ee) || ee.code != ExitRunnerFailure {
+			t.Errorf("%v: err %v, want exit %d", args, err, ExitRunnerFailure)
+		}
+		name := strings.TrimPrefix(args[0], "--")
+		if !strings.Contains(stderr, name) || strings.Contains(stderr, "json") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: stderr %q, want one line naming %s", args, stderr, name)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 0 {
+			t.Errorf("%v: outputs written: %v", args, ents)
+		}
+		rc.Flags().Set("confidence", "0.95")
+		rc.Flags().Set("tolerance", "5%")
+	}
+}

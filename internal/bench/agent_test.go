@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,7 +213,7 @@ func TestInterruptRunnerArm(t *testing.T) {
 	for {
 		var left []string
 		for d := range sessionDirs() {
-			if !before[d] {
+			if !before[d] && ownSession(d) {
 				left = append(left, d)
 			}
 		}
@@ -240,4 +241,39 @@ func sessionDirs() map[string]bool {
 		}
 	}
 	return out
+}
+
+// ownSession reports whether a session directory (vigil-<pid>-<run id>)
+// can have come from this test: its owner is gone, or is still a
+// descendant of this process (the harness is a child subreaper, so its
+// orphans are re-parented here). A live owner elsewhere is another test's
+// vigil record running concurrently on the same host, not a leak of ours.
+func ownSession(dir string) bool {
+	rest, ok := strings.CutPrefix(filepath.Base(dir), "vigil-")
+	if !ok {
+		return true
+	}
+	pidText, _, ok := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return true
+	}
+	self := os.Getpid()
+	for p := pid; p > 1; {
+		if p == self {
+			return true
+		}
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			// Gone: if it was the session's owner, the session leaked.
+			return p == pid
+		}
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 || f[0] == "Z" && p == pid {
+			return true
+		}
+		p, _ = strconv.Atoi(f[1])
+	}
+	return false
 }

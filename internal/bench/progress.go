@@ -14,9 +14,10 @@ import (
 type Progress struct {
 	w        io.Writer
 	tty      bool
-	total    int // first attempts scheduled in this invocation
-	done     int // first attempts finished
-	reruns   int
+	total    int // slots scheduled in this invocation
+	done     int // slots with their first sample of this invocation taken
+	reruns   int // further samples of a slot just taken (re-measures)
+	last     slot
 	discards int // invalid samples so far (warm-ups are not discards)
 	start    time.Time
 	lineOpen bool
@@ -51,13 +52,18 @@ func (p *Progress) Begin(cell, arm string, block int, attempt int) {
 	p.lineOpen = true
 }
 
-// End records a finished sample.
+// End records a finished sample. A re-measure follows its slot's previous
+// sample at once, so a sample of the slot that ended last is a re-measure;
+// any other finishes a scheduled slot, whatever its attempt number (a
+// resumed slot's first sample here can be attempt 1 or more).
 func (p *Progress) End(s sample.Sample) {
-	if s.Attempt == 0 {
-		p.done++
-	} else {
+	k := slot{s.Cell, s.Block, s.Arm}
+	if p.done+p.reruns > 0 && k == p.last {
 		p.reruns++
+	} else {
+		p.done++
 	}
+	p.last = k
 	if !s.Valid {
 		p.discards++
 	}
@@ -75,6 +81,14 @@ func (p *Progress) End(s sample.Sample) {
 	}
 	fmt.Fprintf(p.w, "vigil bench: [%d/%d] %s wall %s peak %s: %s\n", p.done, p.total, s.ID,
 		time.Duration(s.WallNS).Round(time.Millisecond), bytesText(s.TreePeakBytes), state)
+}
+
+// Skip drops a scheduled slot that will not run (its re-measure budget
+// was spent before a resume), so that done can still reach total.
+func (p *Progress) Skip() {
+	if p.total > p.done {
+		p.total--
+	}
 }
 
 // Logf prints a line that stays (above the progress line on a terminal).

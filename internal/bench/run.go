@@ -161,6 +161,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 				// A resumed slot whose earlier tries failed would be a
 				// re-measure, and the budget is already spent.
 				prog.Logf("%s/%s: re-measure budget (%d) spent; block %d stays without a valid %s sample", cell.Name, label, p.MaxReruns, b.Index, label)
+				prog.Skip()
 				continue
 			}
 			for {

@@ -118,7 +118,13 @@ func stoppingRule(iv stats.Interval, n int, tol float64, unit string) *StoppingR
 	if margin <= 0 || h <= 0 {
 		return &StoppingRule{Settleable: false, Text: fmt.Sprintf("the estimate sits on the tolerance boundary ±%s; no number of blocks of the same sampling settles it; choose a tolerance or a narrower design", fmtUnit(tol, unit))}
 	}
-	need := int(math.Ceil(float64(n) * (h / margin) * (h / margin)))
+	// In floating point first: a margin near 0 makes the count exceed any
+	// int, and a wrapped conversion would read as "1 more block".
+	needF := math.Ceil(float64(n) * (h / margin) * (h / margin))
+	if needF > 1e9 {
+		return &StoppingRule{Settleable: false, Text: fmt.Sprintf("more than 10^9 complete blocks would be needed for the interval to fall %s ±%s; more of the same sampling is impractical", side, fmtUnit(tol, unit))}
+	}
+	need := int(needF)
 	if need <= n {
 		need = n + 1
 	}

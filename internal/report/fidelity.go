@@ -57,11 +57,15 @@ func kernelFidelity(r *run, cell sample.Cell) *KernelFidelity {
 }
 
 // spanFidelity summarizes span retention of the non-warm-up B/C samples
-// of a cell that requested span events.
+// of a cell that requested span events. A sample without span numbers
+// (span_match absent: no agent result, e.g. a timeout or crash, or a
+// user command) says nothing about what the SDK kept; it is left out of
+// the ranges and named in the text.
 func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
 	f := &SpanFidelity{Requested: cell.SpanEvents}
 	ends := map[string]int{}
 	first := true
+	noData := 0
 	for i := range r.samples {
 		s := &r.samples[i]
 		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != sample.ArmB && s.ArmKind != sample.ArmC) {
@@ -69,6 +73,10 @@ func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
 		}
 		c := s.Calibration
 		if c.SpanRequested == 0 && cell.SpanEvents == 0 {
+			continue
+		}
+		if c.SpanMatch == nil {
+			noData++
 			continue
 		}
 		f.Samples++
@@ -120,6 +128,9 @@ func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
 	}
 	if f.Limit > 0 {
 		f.Text += fmt.Sprintf(" (span event limit %d)", f.Limit)
+	}
+	if noData > 0 {
+		f.Text += fmt.Sprintf("; %d B/C samples without span numbers (no agent result) are not counted", noData)
 	}
 	return f
 }

@@ -368,6 +368,12 @@ func noiseEvidence(n *NoiseFloor) []string {
 		if strings.HasSuffix(it.Metric, "bytes") {
 			unit = "bytes"
 		}
+		if it.Diff.Confidence < 1-n.NominalRate-1e-9 {
+			// Not counted in the noise floor (see noiseFloor).
+			ev = append(ev, fmt.Sprintf("cell %s, %s − %s, %s: %s over %d pairs; too few pairs for a %.0f%% interval, not counted",
+				it.Cell, it.Other, it.Base, it.Metric, fmtSigned(it.Diff.Value, unit), it.Pairs, 100*(1-n.NominalRate)))
+			continue
+		}
 		ev = append(ev, fmt.Sprintf("cell %s, %s − %s, %s: %s over %d pairs; half-width %.1f%% of the median; excludes 0: %v",
 			it.Cell, it.Other, it.Base, it.Metric, fmtEst(it.Diff, unit, true), it.Pairs, 100*it.RelHalfWidth, it.ExcludesZero))
 	}

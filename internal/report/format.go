@@ -77,8 +77,13 @@ func fmtEst(e Est, unit string, signed bool) string {
 	return fmt.Sprintf("%s [%s, %s]", f(e.Value, unit), f(e.Lo(), unit), f(e.Hi(), unit))
 }
 
-// fmtRatio renders a ratio estimate "1.23× [1.10, 1.31]".
+// fmtRatio renders a ratio estimate "1.23× [1.10, 1.31]". A ratio that
+// does not exist (zero base median, no pairs) is stored as value 0 with
+// no bounds and confidence 0; it is named, not printed as 0.
 func fmtRatio(e Est) string {
+	if e.Lower == nil && e.Upper == nil && e.Confidence == 0 {
+		return "undefined (base median 0 or no pairs)"
+	}
 	if !e.Bounded() {
 		return fmt.Sprintf("%.3f×", e.Value)
 	}

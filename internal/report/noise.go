@@ -10,10 +10,14 @@ import (
 // noiseFloor collects the comparisons between two labels that run the
 // same arm kind (an A/A design). Any interval excluding 0 there is a false
 // difference; their rate and width are what a user should expect from
-// real comparisons at this budget.
+// real comparisons at this budget. Only intervals that reach the
+// requested confidence are counted: a shorter one can neither exclude 0
+// nor stand for a conf-level half-width. The others are listed as items
+// and named in the text.
 func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	nf := &NoiseFloor{NominalRate: 1 - conf}
 	var rel []float64
+	short := 0
 	for _, c := range cells {
 		kinds := map[string]string{}
 		for _, a := range c.Arms {
@@ -26,6 +30,11 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 			base := armNamed(c.Arms, cmp.Base)
 			med := baseMedian(base, cmp.Metric)
 			item := NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
+			if !cmp.Achieved {
+				nf.Items = append(nf.Items, item)
+				short++
+				continue
+			}
 			if med != 0 && cmp.Diff.Bounded() {
 				item.RelHalfWidth = math.Max(cmp.Diff.Hi()-cmp.Diff.Value, cmp.Diff.Value-cmp.Diff.Lo()) / med
 				rel = append(rel, item.RelHalfWidth)
@@ -46,6 +55,9 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	}
 	nf.Text = fmt.Sprintf("%d of %d A/A intervals exclude 0 (false-difference rate %.0f%%, nominal %.0f%%); the median A/A interval half-width is %.1f%% of the median, so differences smaller than that are not distinguishable from noise at this budget",
 		nf.ExcludingZero, nf.Comparisons, 100*nf.FalseRate, 100*nf.NominalRate, 100*nf.MedianRelHalfWidth)
+	if short > 0 {
+		nf.Text += fmt.Sprintf(" (%d comparisons with too few pairs for a %.0f%% interval are not counted)", short, 100*conf)
+	}
 	return nf
 }
 

@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Options tune the statistics. The zero value is not useful; start from
 // DefaultOptions.
@@ -41,6 +44,16 @@ func DefaultOptions() Options {
 }
 
 func (o Options) check() error {
+	// NaN fails no comparison below, so non-finite values are refused
+	// first, by name.
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"confidence", o.Confidence}, {"tolerance", o.TolerancePct}, {"tolerance wall floor", o.WallFloorNS}, {"tolerance memory floor", o.MemFloorBytes}, {"alpha", o.Alpha}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) {
+			return fmt.Errorf("%s %v: must be a finite number", v.name, v.v)
+		}
+	}
 	switch {
 	case o.Confidence <= 0 || o.Confidence >= 1:
 		return fmt.Errorf("confidence %v: must be between 0 and 1", o.Confidence)

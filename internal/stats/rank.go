@@ -32,10 +32,16 @@ func averageRanks(xs []float64) (ranks []float64, tied bool) {
 	return ranks, tied
 }
 
+// spearmanExactMax is the largest n whose Spearman p-value is computed by
+// enumerating all n! orders (40320 at n = 8).
+const spearmanExactMax = 8
+
 // Spearman returns Spearman's rank correlation between x and y (Pearson
-// correlation of average ranks) and a two-sided p-value from the t
-// approximation t = rho*sqrt((n-2)/(1-rho^2)) with n-2 degrees of freedom.
-// n < 3 gives rho 0 and p 1.
+// correlation of average ranks) and a two-sided p-value: for n <= 8 the
+// exact permutation probability of |rho| at least as large (ties kept as
+// average ranks); above, the t approximation t = rho*sqrt((n-2)/(1-rho^2))
+// with n-2 degrees of freedom, which at small n is far off and at |rho| = 1
+// would give p = 0. n < 3 gives rho 0 and p 1.
 func Spearman(x, y []float64) (rho, p float64) {
 	n := len(x)
 	if n != len(y) || n < 3 {
@@ -47,12 +53,39 @@ func Spearman(x, y []float64) (rho, p float64) {
 	if math.IsNaN(rho) {
 		return 0, 1
 	}
+	if n <= spearmanExactMax {
+		return rho, spearmanPermP(rx, ry, math.Abs(rho))
+	}
 	if math.Abs(rho) >= 1 {
 		return rho, 0
 	}
 	df := float64(n - 2)
 	t := rho * math.Sqrt(df/(1-rho*rho))
 	return rho, 2 * studentTSF(math.Abs(t), df)
+}
+
+// spearmanPermP is the share of the n! orders of ry whose |rho| with rx
+// reaches obs (within rounding).
+func spearmanPermP(rx, ry []float64, obs float64) float64 {
+	perm := append([]float64(nil), ry...)
+	hits, total := 0, 0
+	var walk func(k int)
+	walk = func(k int) {
+		if k == len(perm) {
+			total++
+			if r := pearson(rx, perm); !math.IsNaN(r) && math.Abs(r) >= obs-1e-9 {
+				hits++
+			}
+			return
+		}
+		for i := k; i < len(perm); i++ {
+			perm[k], perm[i] = perm[i], perm[k]
+			walk(k + 1)
+			perm[k], perm[i] = perm[i], perm[k]
+		}
+	}
+	walk(0)
+	return math.Min(1, float64(hits)/float64(total))
 }
 
 func pearson(x, y []float64) float64 {

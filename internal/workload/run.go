@@ -61,6 +61,10 @@ type session struct {
 	workerDir  string
 	toolRoot   string
 	payload    []byte
+	// spanAdded is how many span events the run gave the SDK: the
+	// requested number once the span-event phase ran, 0 if the run
+	// failed before it.
+	spanAdded int
 }
 
 func setup(ctx context.Context, cfg *Config) (s *session, err error) {
@@ -246,6 +250,7 @@ func (s *session) run(ctx context.Context) (Result, error) {
 	}
 	if runErr == nil {
 		addSpanEvents(root, cfg.SpanEvents, string(s.payload))
+		s.spanAdded = cfg.SpanEvents
 		t = s.phase("span_events", t)
 	}
 
@@ -399,10 +404,11 @@ func (s *session) flush() error {
 		// The SDK's span snapshot omits the drop count when it retained no
 		// event at all (event limit 0), so its numbers can fall short of
 		// what was requested; say so instead of reporting a silent gap.
-		if n := rs.retained + rs.dropped; n != s.cfg.SpanEvents {
+		// Events never added (the run failed first) are not the SDK's.
+		if n := rs.retained + rs.dropped; n != s.spanAdded {
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf(
 				"SDK span data accounts for %d of %d requested span events (%d retained + %d dropped); %d are unaccounted for",
-				n, s.cfg.SpanEvents, rs.retained, rs.dropped, s.cfg.SpanEvents-n))
+				n, s.spanAdded, rs.retained, rs.dropped, s.spanAdded-n))
 		}
 	}
 	if !rs.seen {
