@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +52,12 @@ Exit codes:
   vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// vigil's notices and errors go to stderr; a reader that went
+			// away (vigil record ... 2>&1 | head) must not kill vigil
+			// mid-run by SIGPIPE, leaving the session and the child
+			// behind: the write fails with EPIPE instead. The child is
+			// unaffected: exec resets caught signals to the default.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			o.Argv = args
 			o.VigilVersion = version
 			if !quiet {

@@ -101,6 +101,13 @@ var syscallNumbers = map[string]int64{
 	vigilBPFVarNrConnect: unix.SYS_CONNECT,
 }
 
+// CheckRingSize reports whether n is a valid Config.RingSize, without
+// touching the kernel, so that callers can refuse bad input up front.
+func CheckRingSize(n int) error {
+	_, err := ringSize(n)
+	return err
+}
+
 func ringSize(n int) (uint32, error) {
 	if n == 0 {
 		return DefaultRingSize, nil

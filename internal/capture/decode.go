@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"strings"
 	"unsafe"
 
 	"vigil/internal/event"
@@ -40,7 +41,7 @@ var le = binary.LittleEndian
 // decoded is one record plus what the decoder noticed about it.
 type decoded struct {
 	ev    event.Kernel
-	fault bool // a kernel-side memory read failed; a string is missing
+	fault bool // a string is missing or partial (read fault or clip)
 }
 
 // decodeRecord turns one ring-buffer record into an event. Errors name
@@ -113,8 +114,9 @@ func slot[T any](slab *[]T) *T {
 }
 
 // decodeInto decodes one ring-buffer record into *ev and reports whether a
-// kernel-side memory read failed (a string is missing). Errors name what was
-// wrong with the record; *ev is then left as it was.
+// string of it is missing or partial: a kernel-side memory read failed, or
+// the string did not fit its buffer. Errors name what was wrong with the
+// record; *ev is then left as it was.
 func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error) {
 	if len(b) < recFixedSize {
 		return false, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
@@ -145,6 +147,14 @@ func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error)
 		e := slot(&d.execs)
 		e.Filename, e.Argv0 = d.str(raw1), d.str(raw2)
 		ev.Exec = e
+		// event.Exec has no truncation field: a string that filled its
+		// buffer is counted with the read faults, never dropped unseen.
+		// A full filename buffer holds PATH_MAX-1 bytes, all of any path
+		// the kernel accepted; only the "/dev/fd/N/" form execveat
+		// builds around such a path can be longer.
+		if flags&flagTrunc2 != 0 || flags&flagTrunc1 != 0 && strings.HasPrefix(e.Filename, "/dev/fd/") {
+			return true, nil
+		}
 	case event.KindFork:
 		f := slot(&d.forks)
 		*f = event.Fork{
@@ -169,6 +179,9 @@ func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error)
 		o := slot(&d.opens)
 		decodeOpen(o, body, d.str(raw1), flags)
 		ev.Open = o
+		if o.PathTruncated {
+			return true, nil
+		}
 	case event.KindConnect:
 		c := slot(&d.connects)
 		decodeConnect(c, body, raw1)
@@ -185,7 +198,13 @@ func decodeOpen(o *event.Open, body []byte, path string, flags byte) {
 		Flags:         le.Uint64(body[8:]),
 		Mode:          le.Uint64(body[16:]),
 		Ret:           int64(le.Uint64(body[24:])),
-		PathTruncated: flags&(flagTrunc1|flagFault) != 0,
+		PathTruncated: flags&flagFault != 0,
+	}
+	// A full buffer holds PATH_MAX-1 bytes: all of a path of exactly
+	// that length, or the start of a longer one. The kernel accepts only
+	// the former, so a successful open was recorded whole.
+	if flags&flagTrunc1 != 0 && o.Ret < 0 {
+		o.PathTruncated = true
 	}
 	if le.Uint32(body[4:]) == sysOpenat2 {
 		o.Syscall = "openat2"

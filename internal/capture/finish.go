@@ -26,8 +26,8 @@ type Result struct {
 	// DecodeDetail describes the first decode error.
 	DecodeDetail string
 	// ReadFaults counts records whose path, argv0 or address could not be
-	// read from memory by the kernel (the string is empty or partial;
-	// open events carry PathTruncated).
+	// read from memory by the kernel, or did not fit the capture buffer
+	// (the string is empty or partial; open events carry PathTruncated).
 	ReadFaults uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was already running on that CPU. The kernel

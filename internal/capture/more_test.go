@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"vigil/internal/event"
 	"vigil/internal/testenv"
 )
@@ -189,5 +191,108 @@ func TestOpenat2AndConnect(t *testing.T) {
 	}
 	if u := conns["unix"]; u == nil || u.Addr != sock || u.Ret != enoent {
 		t.Errorf("unix connect = %+v, want %s ENOENT", u, sock)
+	}
+}
+
+// mkdirDeep creates, below root, a relative path of exactly n bytes made of
+// 250-byte directory names and a final file, and returns it. The absolute
+// path would exceed PATH_MAX, so each level is created relative to the
+// previous one.
+func mkdirDeep(t *testing.T, root string, n int) string {
+	t.Helper()
+	fd, err := unix.Open(root, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for i := 0; n-len(strings.Join(parts, "/")) > 251; i++ {
+		name := strings.Repeat(string(rune('a'+i)), 250)
+		parts = append(parts, name)
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	file := strings.Repeat("f", n-len(strings.Join(parts, "/"))-1)
+	// A script, so that the path can also be executed.
+	f, err := unix.Openat(fd, file, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = unix.Write(f, []byte("#!/bin/true\n"))
+	unix.Close(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := strings.Join(append(parts, file), "/")
+	if len(p) != n {
+		t.Fatalf("built a path of %d bytes, want %d", len(p), n)
+	}
+	return p
+}
+
+// TestStringLimits: a path of exactly PATH_MAX-1 bytes (the longest the
+// kernel accepts), opened or executed, is recorded whole and not flagged; a
+// longer one and an argv[0] beyond the capture buffer are clipped, and every
+// clip is counted.
+func TestStringLimits(t *testing.T) {
+	testenv.RequireRoot(t)
+	root := t.TempDir()
+	exact := mkdirDeep(t, root, 4095)
+	tooLong := exact + "/x"
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	for _, p := range []string{exact, tooLong} {
+		cmd := command(t, cg, "/bin/cat", p)
+		cmd.Dir = root
+		cmd.Stderr = nil
+		cmd.Run() // the second fails with ENAMETOOLONG
+	}
+	script := command(t, cg, exact)
+	script.Dir = root
+	if err := script.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := command(t, cg, "/bin/true")
+	cmd.Args[0] = strings.Repeat("v", 5000)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	var gotExact, gotLong, gotExec, gotScript bool
+	for _, ev := range r.Events {
+		switch {
+		// The 4097-byte path is kept to its first 4095 bytes, which is
+		// the exact path: ret tells the two opens apart.
+		case ev.Kind == event.KindOpen && ev.Open.Path == exact && ev.Open.Ret >= 0:
+			gotExact = true
+			if ev.Open.PathTruncated {
+				t.Errorf("open of a %d-byte path flagged truncated", len(exact))
+			}
+		case ev.Kind == event.KindOpen && ev.Open.Path == exact && ev.Open.Ret == -int64(unix.ENAMETOOLONG):
+			gotLong = true
+			if !ev.Open.PathTruncated {
+				t.Errorf("open of a %d-byte path not flagged truncated", len(tooLong))
+			}
+		case ev.Kind == event.KindExec && ev.Exec.Filename == exact:
+			gotScript = true
+		case ev.Kind == event.KindExec && ev.Exec.Filename == "/bin/true":
+			gotExec = true
+			if len(ev.Exec.Argv0) != 4095 {
+				t.Errorf("argv0 of 5000 bytes recorded as %d bytes, want the first 4095", len(ev.Exec.Argv0))
+			}
+		}
+	}
+	if !gotExact || !gotLong || !gotExec || !gotScript {
+		t.Fatalf("events missing: exact path %v, long path %v, exec %v, script exec %v", gotExact, gotLong, gotExec, gotScript)
+	}
+	if r.ReadFaults != 2 {
+		t.Errorf("read faults %d, want 2: the clipped path and the clipped argv0", r.ReadFaults)
 	}
 }

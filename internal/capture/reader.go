@@ -32,7 +32,7 @@ type readerState struct {
 	records      uint64 // raw records taken from the ring, decodable or not
 	decodeErrors uint64
 	firstDecode  error
-	faults       uint64 // records with a failed kernel-side memory read
+	faults       uint64 // records with a string read only in part (fault or clip)
 
 	finishCh chan drainRequest
 	done     chan struct{}

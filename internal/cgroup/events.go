@@ -60,13 +60,15 @@ func waitEvent(ctx context.Context, dir, key, want string, deadline time.Time) e
 	if _, err := unix.InotifyAddWatch(fd, path, unix.IN_MODIFY); err != nil {
 		return fmt.Errorf("watching %s: %w", path, err)
 	}
-	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
+	// The deadline is armed before the cancellation hook: the hook may
+	// run at once (ctx already done), and arming after it would undo it.
 	if !deadline.IsZero() {
 		if err := f.SetReadDeadline(deadline); err != nil {
 			return fmt.Errorf("inotify deadline: %w", err)
 		}
 	}
+	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
 	buf := make([]byte, 4096)
 	for {
 		ev, err := readEvents(dir)

@@ -64,7 +64,10 @@ func TreeProcs(root string) ([]int, error) {
 	for _, d := range ds {
 		pids, err := readProcs(d)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// ENOTSUP: a threaded cgroup (a workload may make one); its
+			// processes are listed by its threaded domain, an ancestor
+			// within the tree.
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTSUP) {
 				continue
 			}
 			return nil, err

@@ -1,6 +1,9 @@
 package runner
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Exit codes of vigil record other than the child's own.
 const (
@@ -28,4 +31,9 @@ func fail(format string, a ...any) *Error {
 
 func failCode(code int, format string, a ...any) *Error {
 	return &Error{Code: code, Err: fmt.Errorf(format, a...)}
+}
+
+// flatten renders err on one line (errors.Join separates with newlines).
+func flatten(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }

@@ -177,3 +177,46 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// TestRecordTeardownErrorNotSwallowed: when the run already failed and
+// teardown then fails too, both reach the caller; the second is not
+// dropped because the first was reported.
+func TestRecordTeardownErrorNotSwallowed(t *testing.T) {
+	testenv.RequireRoot(t)
+	b := &fakeBackend{finishErr: errors.New("ring unreadable"), closeErr: errors.New("probe detach failed")}
+	o := fakeOptions(t, b, "true")
+	var log strings.Builder
+	o.Log = &log
+	_, err := Record(context.Background(), o)
+	wantCode(t, err, ExitFailure)
+	if !strings.Contains(err.Error(), "ring unreadable") {
+		t.Errorf("error %q lacks the drain failure", err)
+	}
+	if !strings.Contains(err.Error()+log.String(), "probe detach failed") {
+		t.Errorf("teardown failure reported nowhere: error %q, log %q", err, log.String())
+	}
+	assertNoSession(t, o.RunID)
+}
+
+// TestRecordBadRingSizeIsBadInput: an invalid --ring-size is the user's
+// mistake, refused up front; --allow-absent-kernel must not turn it into a
+// run without kernel capture.
+func TestRecordBadRingSizeIsBadInput(t *testing.T) {
+	testenv.RequireRoot(t)
+	for _, allow := range []bool{false, true} {
+		o := fakeOptions(t, nil, "true")
+		o.Backend = nil // the eBPF capture, which defines valid sizes
+		o.RingSize = 5000
+		o.AllowAbsentKernel = allow
+		res, err := Record(context.Background(), o)
+		if err == nil {
+			t.Fatalf("allow-absent-kernel=%v: ring size 5000 accepted (kernel layer %q)", allow, res.Health.KernelLayer.Status)
+		}
+		wantCode(t, err, ExitFailure)
+		if !strings.Contains(err.Error(), "ring") {
+			t.Errorf("error %q does not name the ring size", err)
+		}
+		assertOnlyFiles(t, filepath.Dir(o.ArchivePath))
+		assertNoSession(t, o.RunID)
+	}
+}

@@ -18,11 +18,11 @@ import (
 // reports a proven-empty drain, so runner behaviour can be tested on its
 // own. openErr makes Open fail; result, when set, is what Finish reports.
 type fakeBackend struct {
-	preflightErr, openErr, finishErr error
-	result                           *CaptureResult
-	mu                               sync.Mutex
-	opened                           []string
-	closed                           int
+	preflightErr, openErr, finishErr, closeErr error
+	result                                     *CaptureResult
+	mu                                         sync.Mutex
+	opened                                     []string
+	closed                                     int
 }
 
 func (f *fakeBackend) Preflight() error { return f.preflightErr }
@@ -57,7 +57,7 @@ func (c *fakeCapture) Close() error {
 	c.b.mu.Lock()
 	c.b.closed++
 	c.b.mu.Unlock()
-	return nil
+	return c.b.closeErr
 }
 
 // jsonArchive writes the bundle as JSON, standing in for the archive

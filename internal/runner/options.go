@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"vigil/internal/capture"
 )
 
 // DefaultGrace is how long processes left in the session after the main
@@ -103,6 +105,12 @@ func (o *Options) validate() (path string, err error) {
 	}
 	if o.RingSize < 0 {
 		return "", fail("--ring-size %d: must not be negative", o.RingSize)
+	}
+	// A bad size is the caller's mistake, not an absent kernel layer:
+	// refuse it here, before --allow-absent-kernel could record without
+	// capture because Open rejected it.
+	if err := capture.CheckRingSize(o.RingSize); err != nil {
+		return "", fail("--ring-size %d: %v", o.RingSize, err)
 	}
 	if err := checkWritableDir("--archive", o.ArchivePath); err != nil {
 		return "", err

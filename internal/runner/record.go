@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"time"
@@ -80,9 +81,18 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	defer stopSignals()
 	r := &run{o: &o}
 	defer func() {
-		if rerr := r.release(); rerr != nil && err == nil {
-			res, err = nil, fail("teardown: %v", rerr)
+		rerr := r.release()
+		if rerr == nil {
+			return
 		}
+		// A teardown failure is reported even when the run failed
+		// before it: it may mean a process or a cgroup is left behind.
+		var re *Error
+		if err != nil && errors.As(err, &re) {
+			re.Err = fmt.Errorf("%w; teardown: %s", re.Err, flatten(rerr))
+			return
+		}
+		res, err = nil, fail("teardown: %s", flatten(rerr))
 	}()
 
 	// JSON Schemas compile on first use; SDK log ingestion needs the
