@@ -33,8 +33,11 @@ agent workload, and benchmarks what each observation layer costs.
   vigil bench --quick                           measure arms bare/A/B/C (root)
   vigil report DIR...                           statistics and findings
 
-Exit codes: vigil record exits with the child's code (128+N for signal N);
-every vigil failure of its own exits 125.`,
+Exit codes: vigil record exits with the child's code (128+N for signal N;
+126/127 when CMD cannot be executed / is not found); vigil verify and
+inspect exit 1 when an archive fails verification; vigil bench exits 3 when
+a cell fell short of its sample count and 130 when interrupted; every
+failure of vigil itself (bad flags or input, missing privileges) exits 125.`,
 	SilenceUsage:  true,
 	SilenceErrors: true,
 	Version:       version,
