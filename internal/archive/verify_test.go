@@ -250,6 +250,21 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			evidence.EntryHealth, []string{"kernel_layer.status", "drain not proven"}},
 		{"clean correlation with stragglers", editBundle(func(b *evidence.Bundle) { b.Health.CgroupCorrelation.StragglersKilled = 2 }),
 			evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`}},
+		{"health hides a task that left the session", editBundle(func(b *evidence.Bundle) {
+			escapeForkedTask(t, b)
+			b.Health.Counts = evidence.CountKinds(b.Kernel)
+		}), evidence.EntryHealth, []string{"cgroup_correlation.left_session_tasks is 0 but layers/kernel.ndjson derives 1"}},
+		{"health records a left task but calls the correlation clean", editBundle(func(b *evidence.Bundle) {
+			escapeForkedTask(t, b)
+			in := evidence.InputOf(b.Health)
+			in.Counts = evidence.CountKinds(b.Kernel)
+			in.SessionTasks = evidence.BalanceSessionTasks(b.Kernel)
+			lied := evidence.BuildHealth(b.Run.RunID, in)
+			lied.CgroupCorrelation.Status = evidence.CorrelationClean
+			lied.CgroupCorrelation.Reasons = []string{}
+			lied.KernelLayer = b.Health.KernelLayer
+			b.Health = lied
+		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) created in the session were not seen exiting in it: they left the session cgroup"}},
 		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
 			b.Health.Counts[event.KindExec] = 2
 		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},
@@ -267,11 +282,11 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 		{"schema violation in a kernel line", func(e []rawEntry) {
 			i := entryIndex(t, e, evidence.EntryKernel)
 			e[i].data = bytes.Replace(e[i].data, []byte(`"kind":"exec"`), []byte(`"kind":"teleport"`), 1)
-		}, evidence.EntryKernel, []string{"line 1:", "/kind"}},
+		}, evidence.EntryKernel, []string{"line 2:", "/kind"}},
 		{"kind payload mismatch", func(e []rawEntry) {
 			i := entryIndex(t, e, evidence.EntryKernel)
 			e[i].data = bytes.Replace(e[i].data, []byte(`"kind":"exec"`), []byte(`"kind":"fork"`), 1)
-		}, evidence.EntryKernel, []string{"line 1:"}},
+		}, evidence.EntryKernel, []string{"line 2:"}},
 		{"secret env value", editBundle(func(b *evidence.Bundle) { b.Run.EnvNames = []string{"TOKEN=abc"} }),
 			evidence.EntryRun, []string{"env_names"}},
 		{"fields reordered", editJSON(evidence.EntryRun, func(map[string]any) {}),
@@ -300,4 +315,34 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			mustFail(t, retar(t, entries), c.entry, c.want...)
 		})
 	}
+}
+
+// escapeForkedTask removes the exit of the last process the fixture forks, as if
+// it had left the session cgroup, and renumbers the later events so the
+// kernel layer stays contiguous; the surface and correlation are derived
+// again so that only the health document disagrees with the events.
+func escapeForkedTask(t *testing.T, b *evidence.Bundle) {
+	t.Helper()
+	var child uint32
+	for _, e := range b.Kernel {
+		if e.Kind == event.KindFork && !e.Fork.Thread {
+			child = e.Fork.ChildTID
+		}
+	}
+	out := b.Kernel[:0]
+	for _, e := range b.Kernel {
+		if e.Kind == event.KindExit && e.TID == child {
+			continue
+		}
+		e.Seq = uint64(len(out))
+		out = append(out, e)
+	}
+	if child == 0 || len(out) != len(b.Kernel)-1 {
+		t.Fatalf("fixture has no forked task that exits (child %d)", child)
+	}
+	b.Kernel = out
+	b.Surface = evidence.BuildSurface(b.Kernel)
+	b.Surface.RunID = b.Run.RunID
+	b.Correlation = evidence.Correlate(b.Kernel, b.SDK)
+	b.Correlation.RunID = b.Run.RunID
 }

@@ -22,7 +22,7 @@ type Bundle struct {
 // Assemble builds a complete, self-consistent Bundle from what the runner
 // observed. It sorts the kernel events by Seq, makes their strings valid
 // UTF-8 (see sanitizeKernel), and derives from them what
-// must agree with them: Counts, SeqGaps, NonUTF8Events and SDKEvents in the
+// must agree with them: Counts, SeqGaps, SessionTasks, NonUTF8Events and SDKEvents in the
 // health input (the caller's values for those are replaced), the capability surface and,
 // when there are SDK events, the correlation report. Every document gets
 // run.RunID.
@@ -43,6 +43,7 @@ func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *
 	in.NonUTF8Events = sanitizeKernel(k)
 	in.Counts = CountKinds(k)
 	in.SeqGaps = SeqGaps(k)
+	in.SessionTasks = BalanceSessionTasks(k)
 	in.SDKEvents = len(sdk)
 	if len(sdk) > 0 || len(in.SDKProblems) > 0 {
 		in.SDKPresent = true

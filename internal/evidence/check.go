@@ -12,7 +12,8 @@ import (
 
 // Check verifies that the documents of b agree with each other: one run id
 // everywhere; kernel events in strictly increasing Seq; health counts,
-// seq_gaps and sdk event count matching the layers; health verdicts
+// seq_gaps, sdk event count and the session task balance (tasks that left
+// or entered the session cgroup, BalanceSessionTasks) matching the layers; health verdicts
 // (statuses, reasons, drop totals) exactly what BuildHealth gives for the
 // inputs the health document records, so a document claiming complete
 // while recording drops, read faults or skipped probe runs is caught; an SDK layer that health calls
@@ -75,6 +76,21 @@ func checkHealth(b *Bundle) error {
 	}
 	if g := SeqGaps(b.Kernel); h.SeqGaps != g {
 		return entryErr(EntryHealth, "seq_gaps is %d but %s is missing %d sequence numbers", h.SeqGaps, EntryKernel, g)
+	}
+	st := BalanceSessionTasks(b.Kernel)
+	taskChecks := []struct {
+		field     string
+		got, want any
+	}{
+		{"cgroup_correlation.left_session_tasks", h.CgroupCorrelation.LeftSessionTasks, st.Left},
+		{"cgroup_correlation.left_session_examples", h.CgroupCorrelation.LeftSessionExamples, st.LeftExamples},
+		{"cgroup_correlation.entered_session_tasks", h.CgroupCorrelation.EnteredSessionTasks, st.Entered},
+		{"cgroup_correlation.entered_session_examples", h.CgroupCorrelation.EnteredSessionExamples, st.EnteredExamples},
+	}
+	for _, c := range taskChecks {
+		if !sameJSON(c.got, c.want) {
+			return entryErr(EntryHealth, "%s is %s but %s derives %s", c.field, compact(c.got), EntryKernel, compact(c.want))
+		}
 	}
 	if h.KernelLayer.Status == LayerAbsent && len(b.Kernel) > 0 {
 		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, len(b.Kernel))

@@ -39,7 +39,7 @@ func TestAssembleDerivesFromEvents(t *testing.T) {
 			t.Fatal("kernel events not sorted by seq")
 		}
 	}
-	if b.Health.Counts[event.KindOpen] != 13 || b.Health.SeqGaps != 2 {
+	if b.Health.Counts[event.KindOpen] != 12 || b.Health.SeqGaps != 2 {
 		t.Fatalf("counts %v, seq gaps %d", b.Health.Counts, b.Health.SeqGaps)
 	}
 	if b.Health.KernelLayer.Status != evidence.LayerPartial {

@@ -84,6 +84,9 @@ type HealthInput struct {
 	// StragglersKilled counts processes killed (cgroup.kill) because the
 	// session cgroup did not empty within the grace period.
 	StragglersKilled int
+	// SessionTasks balances the tasks created in the session against
+	// those that exited in it. Assemble fills it from the events.
+	SessionTasks SessionTasks
 	// Counts is the number of events written to the archive per kind;
 	// SeqGaps the sequence numbers missing between 0 and the highest one.
 	// Assemble fills both from the events.
@@ -157,6 +160,14 @@ type CgroupCorrelation struct {
 	ChildPlacedBeforeExec bool     `json:"child_placed_before_exec"`
 	OutsideEvents         uint64   `json:"outside_events"`
 	StragglersKilled      int      `json:"stragglers_killed"`
+	// LeftSessionTasks counts tasks created in the session that were not
+	// seen exiting in it; EnteredSessionTasks counts tasks seen exiting
+	// in it that were not created in it. The example lists name the first
+	// few of each.
+	LeftSessionTasks       uint64    `json:"left_session_tasks"`
+	LeftSessionExamples    []TaskRef `json:"left_session_examples"`
+	EnteredSessionTasks    uint64    `json:"entered_session_tasks"`
+	EnteredSessionExamples []TaskRef `json:"entered_session_examples"`
 }
 
 // SDKLayer is the verdict on the workload's self-report.
@@ -205,10 +216,14 @@ func BuildHealth(runID string, in HealthInput) Health {
 
 func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrelation {
 	c := CgroupCorrelation{
-		ChildPlacedBeforeExec: in.ChildPlacedBeforeExec,
-		OutsideEvents:         in.OutsideEvents,
-		StragglersKilled:      in.StragglersKilled,
-		Reasons:               []string{},
+		ChildPlacedBeforeExec:  in.ChildPlacedBeforeExec,
+		OutsideEvents:          in.OutsideEvents,
+		StragglersKilled:       in.StragglersKilled,
+		LeftSessionTasks:       in.SessionTasks.Left,
+		LeftSessionExamples:    examples(append([]TaskRef{}, in.SessionTasks.LeftExamples...)),
+		EnteredSessionTasks:    in.SessionTasks.Entered,
+		EnteredSessionExamples: examples(append([]TaskRef{}, in.SessionTasks.EnteredExamples...)),
+		Reasons:                []string{},
 	}
 	failed := false
 	if !in.ChildPlacedBeforeExec {
@@ -229,6 +244,22 @@ func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrel
 	if in.StragglersKilled > 0 {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("%d straggler process(es) killed after the grace period", in.StragglersKilled))
 	}
+	if n := in.SessionTasks.Left; n > 0 {
+		// A missing exit means escape only when the capture lost nothing;
+		// otherwise the exit may be among the lost events.
+		if kernelLossless(in) {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) created in the session were not seen exiting in it: they left the session cgroup, and what they did afterwards was not captured", n))
+		} else {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) created in the session were not seen exiting in it: they left the session cgroup or their exit was lost, and what they did after leaving was not captured", n))
+		}
+	}
+	if n := in.SessionTasks.Entered; n > 0 {
+		if kernelLossless(in) {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) exited in the session that were not created in it: they joined the session cgroup from outside, and what they did before joining was not captured", n))
+		} else {
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) exited in the session that were not seen created in it: they joined the session cgroup from outside or their fork was lost", n))
+		}
+	}
 	switch {
 	case failed:
 		c.Status = CorrelationFailed
@@ -238,6 +269,14 @@ func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrel
 		c.Status = CorrelationClean
 	}
 	return c
+}
+
+// kernelLossless reports whether the kernel layer lost nothing the capture
+// could count: no drops, decode errors, skipped probe runs or sequence
+// gaps, and a proven drain.
+func kernelLossless(in HealthInput) bool {
+	return sum(in.Drops) == 0 && in.DecodeErrors == 0 && sumProbes(in.ProgramMisses) == 0 &&
+		in.SeqGaps == 0 && in.DrainProven
 }
 
 func buildKernelLayer(in HealthInput, h Health) KernelLayer {
@@ -353,11 +392,17 @@ func InputOf(h Health) HealthInput {
 		ChildPlacedBeforeExec: h.CgroupCorrelation.ChildPlacedBeforeExec,
 		OutsideEvents:         h.CgroupCorrelation.OutsideEvents,
 		StragglersKilled:      h.CgroupCorrelation.StragglersKilled,
-		Counts:                copyKinds(h.Counts),
-		SeqGaps:               h.SeqGaps,
-		SDKPresent:            h.SDKLayer.Status != SDKAbsent,
-		SDKProblems:           h.SDKLayer.Problems,
-		SDKEvents:             h.SDKLayer.Events,
+		SessionTasks: SessionTasks{
+			Left:            h.CgroupCorrelation.LeftSessionTasks,
+			Entered:         h.CgroupCorrelation.EnteredSessionTasks,
+			LeftExamples:    h.CgroupCorrelation.LeftSessionExamples,
+			EnteredExamples: h.CgroupCorrelation.EnteredSessionExamples,
+		},
+		Counts:      copyKinds(h.Counts),
+		SeqGaps:     h.SeqGaps,
+		SDKPresent:  h.SDKLayer.Status != SDKAbsent,
+		SDKProblems: h.SDKLayer.Problems,
+		SDKEvents:   h.SDKLayer.Events,
 	}
 	if h.Emitted != nil {
 		in.Emitted = copyKinds(h.Emitted)

@@ -29,8 +29,8 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("inspect schema: %v", err)
 	}
 	text := s.Text()
-	for _, want := range []string{"kernel layer        complete", "events              40: exec 1, fork 1, exit 2, open 35, connect 1",
-		"read faults         0 events", "skipped probe runs  none",
+	for _, want := range []string{"kernel layer        complete", "events              40: exec 1, fork 2, exit 2, open 34, connect 1",
+		"read faults         0 events", "session tasks       0 left the session, 0 entered it", "skipped probe runs  none",
 		"top paths (3 of 18 distinct", "/usr/bin/agent", "inet 127.0.0.1 port 4318", "tool calls (3; 1 kernel events outside", "call_001"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)

@@ -30,6 +30,14 @@ func (s Summary) Text() string {
 	for _, r := range h.CgroupCorrelation.Reasons {
 		p("                      - %s\n", r)
 	}
+	c := h.CgroupCorrelation
+	p("session tasks       %d left the session, %d entered it\n", c.LeftSessionTasks, c.EnteredSessionTasks)
+	if len(c.LeftSessionExamples) > 0 {
+		p("  left              %s\n", taskList(c.LeftSessionExamples))
+	}
+	if len(c.EnteredSessionExamples) > 0 {
+		p("  entered           %s\n", taskList(c.EnteredSessionExamples))
+	}
 	drain := "not proven"
 	if h.Drain.Proven {
 		drain = "proven empty"
@@ -130,4 +138,13 @@ func wallDuration(start, end string) string {
 		return ""
 	}
 	return " to " + end + " (" + z.Sub(a).String() + ")"
+}
+
+// taskList renders tasks as "comm (tid N, pid M), ...".
+func taskList(refs []TaskRef) string {
+	parts := make([]string, len(refs))
+	for i, r := range refs {
+		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm, r.TID, r.PID)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // helperEnv makes the test binary act as a workload instead of running
 // tests: "files:N:C:DIR" writes N files into DIR with C workers and reads
-// each back, two opens per file, then removes them.
+// each back, two opens per file, then removes them; "exec-from-thread"
+// starts threads and calls execve from one that is not the group leader.
 const helperEnv = "VIGIL_RUNNER_TEST_HELPER"
 
 // runHelper runs the workload named by helperEnv, if any, and exits.
@@ -18,6 +22,9 @@ func runHelper() {
 	spec := os.Getenv(helperEnv)
 	if spec == "" {
 		return
+	}
+	if spec == "exec-from-thread" {
+		execFromThread()
 	}
 	var n, c int
 	var dir string
@@ -64,4 +71,29 @@ func fileWorkload(dir string, n, workers int) error {
 		os.Remove(filepath.Join(dir, "f"+strconv.Itoa(i)))
 	}
 	return nil
+}
+
+// execFromThread starts a few OS threads, then calls execve of /bin/true
+// from a thread other than the group leader: the kernel gives that thread
+// the leader's TID, which the session task balance must account for.
+func execFromThread() {
+	// Keep this goroutine on the leader, so the exec goroutine cannot be.
+	runtime.LockOSThread()
+	for i := 0; i < 3; i++ {
+		go func() {
+			runtime.LockOSThread()
+			select {}
+		}()
+	}
+	errc := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == os.Getpid() {
+			errc <- fmt.Errorf("exec-from-thread: goroutine runs on the leader thread")
+			return
+		}
+		errc <- unix.Exec("/bin/true", []string{"true"}, os.Environ())
+	}()
+	fmt.Fprintln(os.Stderr, <-errc)
+	os.Exit(1)
 }

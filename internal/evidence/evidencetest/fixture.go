@@ -53,11 +53,11 @@ func CleanInput() evidence.HealthInput {
 	}
 }
 
-// Kernel returns n kernel events (n >= 8) shaped like an agent run: an
-// exec, a fork, then file creates and reads, one connect, and exits, with
+// Kernel returns n kernel events (n >= 8) shaped like an agent run: the
+// runner's clone of the agent into the session, an exec, a fork, then file creates and reads, one connect, and exits, with
 // contiguous seqs from 0 and timestamps 1000 ns apart from base.
 func Kernel(n int, base uint64) []event.Kernel {
-	const pid, cg = 4242, 77
+	const pid, runner, cg = 4242, 4000, 77
 	out := make([]event.Kernel, 0, n)
 	add := func(k event.Kernel) {
 		k.Seq = uint64(len(out))
@@ -68,6 +68,7 @@ func Kernel(n int, base uint64) []event.Kernel {
 		k.Comm, k.CgroupID = "agent", cg
 		out = append(out, k)
 	}
+	add(event.Kernel{Kind: event.KindFork, PID: runner, TID: runner, Fork: &event.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid}})
 	add(event.Kernel{Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/agent", Argv0: "agent"}})
 	add(event.Kernel{Kind: event.KindFork, Fork: &event.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
 	add(event.Kernel{Kind: event.KindConnect, Connect: &event.Connect{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318, Ret: -115}})

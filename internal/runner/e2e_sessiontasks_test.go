@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vigil/internal/cgroup"
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/internal/testenv"
+)
+
+// TestE2ETaskLeavesSession: a child that moves itself out of the session
+// into vigil's own cgroup is no longer captured, so the archive cannot
+// hold what it does next; health must say a task left the session instead
+// of calling the (empty-looking) run complete.
+func TestE2ETaskLeavesSession(t *testing.T) {
+	testenv.RequireRoot(t)
+	parent, err := cgroup.SelfDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker-after-leaving")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	arc := filepath.Join(dir, "a.tar.gz")
+	r := runVigil(t, dir, "record", "-q", "--run-id", "e2eleft", "--archive", arc, "--",
+		"sh", "-c", `echo $$ > "$1/cgroup.procs" && cat "$2" > /dev/null`, "sh", parent, marker)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr: %s", r.code, r.stderr)
+	}
+	b := verifyAndRead(t, arc)
+	assertNoSessions(t, "e2eleft")
+	if n := len(opens(b, marker)); n != 0 {
+		t.Fatalf("%d opens of the marker recorded after the task left the session", n)
+	}
+	h := b.Health
+	c := h.CgroupCorrelation
+	if c.LeftSessionTasks == 0 || c.Status != evidence.CorrelationPartial {
+		t.Fatalf("cgroup correlation %+v: want partial with a left task", c)
+	}
+	if h.KernelLayer.Status == evidence.LayerComplete {
+		t.Fatalf("kernel layer complete although a task left the session")
+	}
+	want := "created in the session were not seen exiting in it: they left the session cgroup, and what they did afterwards was not captured"
+	if !strings.Contains(strings.Join(c.Reasons, "\n"), want) {
+		t.Errorf("reasons %q lack %q", c.Reasons, want)
+	}
+	if len(c.LeftSessionExamples) == 0 || c.LeftSessionExamples[0].Comm != "sh" {
+		t.Errorf("left examples %+v, want the sh that moved", c.LeftSessionExamples)
+	}
+}
+
+// TestE2ECleanRunsBalanceTasks: ordinary workloads (a shell pipeline with
+// a background job, the multi-threaded agent, a Go program calling execve
+// from a non-leader thread) create and end every task inside the session,
+// so none is reported as having left or entered it.
+func TestE2ECleanRunsBalanceTasks(t *testing.T) {
+	testenv.RequireRoot(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []struct {
+		id  string
+		cmd []string
+	}{
+		{"e2etasksh", []string{"sh", "-c", "ls / | sort | wc -l > /dev/null; (sleep 0.05 &); wait"}},
+		{"e2etaskagent", []string{vigilBin, "agent", "--kernel-events", "100", "--concurrency", "4"}},
+		{"e2etaskexec", []string{"env", helperEnv + "=exec-from-thread", self}},
+	}
+	for _, run := range runs {
+		t.Run(run.id, func(t *testing.T) {
+			dir := t.TempDir()
+			arc := filepath.Join(dir, "a.tar.gz")
+			args := append([]string{"record", "-q", "--run-id", run.id, "--archive", arc, "--"}, run.cmd...)
+			if r := runVigil(t, dir, args...); r.code != 0 {
+				t.Fatalf("exit %d, want 0; stderr: %s", r.code, r.stderr)
+			}
+			b := verifyAndRead(t, arc)
+			assertNoSessions(t, run.id)
+			assertHealthy(t, b.Health)
+			c := b.Health.CgroupCorrelation
+			if c.Status != evidence.CorrelationClean || c.LeftSessionTasks != 0 || c.EnteredSessionTasks != 0 {
+				t.Errorf("cgroup correlation %+v: want clean with no task left or entered", c)
+			}
+			if b.Health.Counts[event.KindFork] < 2 {
+				t.Errorf("only %d fork events: the workload did not create the tasks it was chosen for", b.Health.Counts[event.KindFork])
+			}
+		})
+	}
+}
