@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"vigil/internal/testenv"
 )
 
 // runBenchCmd runs `vigil bench args...` in process, with every bench flag
@@ -57,9 +59,7 @@ func TestBenchCommandBadInput(t *testing.T) {
 }
 
 func TestBenchCommandResume(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("runs samples in memory cgroups; needs root")
-	}
+	testenv.RequireRoot(t) // runs samples in memory cgroups
 	out := filepath.Join(t.TempDir(), "out")
 	if err := runBenchCmd(t, "--arms", "bare,B", "--cells", "control", "-n", "2", "--warmup", "0", "--seed", "4", "--no-report", "--out", out, "--", "/bin/true"); err != nil {
 		t.Fatal(err)
