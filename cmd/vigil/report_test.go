@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,17 +8,10 @@ import (
 	"testing"
 )
 
-// runReport runs `vigil report args...` in process and returns its
-// stdout, stderr and error.
+// runReport runs `vigil report args...` in process.
 func runReport(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errb)
-	rootCmd.SetArgs(append([]string{"report"}, args...))
-	defer rootCmd.SetArgs(nil)
-	err := rootCmd.Execute()
-	return out.String(), errb.String(), err
+	return runVigil(t, append([]string{"report"}, args...)...)
 }
 
 const testPlan = `{"schema":"vigil.plan/v1","arms":["bare","A"],"arm_kinds":["bare","A"],"cells":[{"name":"control","kernel_events":0,"span_events":0,"concurrency":1,"payload_bytes":128}],"blocks":1,"warmup":0,"order":"random","seed":1,"shard":"1/1","host":{"hostname":"h","os":"linux","arch":"amd64","kernel":"6.18","host_class":"linux-amd64-6.18","cpus":2},"versions":{"vigil":"t"}}`

@@ -18,12 +18,28 @@ import (
 // is an *evidence.EntryError naming the entry at fault (or none, for a
 // defect of the compression or tar structure).
 func Read(path string) (*evidence.Bundle, error) {
+	b, _, err := ReadSized(path)
+	return b, err
+}
+
+// ReadSized is Read that also reports the archive's extracted size: the
+// sum of its entries' bytes, manifest included.
+func ReadSized(path string) (*evidence.Bundle, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
-	return Decode(f)
+	files, err := readTarGz(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	var size int64
+	for _, e := range files {
+		size += int64(len(e.data))
+	}
+	b, err := decodeFiles(files)
+	return b, size, err
 }
 
 // Verify checks the archive at path; nil means it passed every check Read

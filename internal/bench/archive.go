@@ -1,13 +1,7 @@
 package bench
 
 import (
-	"archive/tar"
-	"bufio"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"vigil/internal/archive"
@@ -32,15 +26,11 @@ type archiveFacts struct {
 // so the workload must use absolute worker paths (vigil agent does).
 func readArchive(path, workerDir string) (archiveFacts, error) {
 	var f archiveFacts
-	size, err := extractedSize(path)
-	if err != nil {
-		return f, fmt.Errorf("archive %s: %v", path, err)
-	}
-	f.ExtractedBytes = size
-	b, err := archive.Read(path)
+	b, size, err := archive.ReadSized(path)
 	if err != nil {
 		return f, fmt.Errorf("archive fails verification: %v", err)
 	}
+	f.ExtractedBytes = size
 	f.Health = b.Health
 	if workerDir != "" {
 		countOpens(b.Kernel, strings.TrimSuffix(workerDir, "/")+"/", &f)
@@ -65,30 +55,5 @@ func countOpens(events []event.Kernel, prefix string, f *archiveFacts) {
 		case event.AccessReadWrite:
 			f.ReadWriteOpens++
 		}
-	}
-}
-
-// extractedSize sums the sizes of every entry of a tar.gz.
-func extractedSize(path string) (int64, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer file.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(file, 1<<16))
-	if err != nil {
-		return 0, err
-	}
-	tr := tar.NewReader(zr)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return total, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		total += h.Size
 	}
 }
