@@ -90,4 +90,3 @@ func fmtRatio(e Est) string {
 	return fmt.Sprintf("%.3f× [%.3f, %.3f]", e.Value, e.Lo(), e.Hi())
 }
 
-func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }

@@ -45,9 +45,6 @@ type scriptedModel struct {
 	turn int
 }
 
-// scriptLen is the number of model calls the script makes.
-const scriptLen = 3
-
 func (m *scriptedModel) chat(msgs []Message) (ModelResponse, error) {
 	m.turn++
 	r := ModelResponse{ID: fmt.Sprintf("resp_%d", m.turn), Model: ModelName}

@@ -219,7 +219,7 @@ func (s *session) startSpan(ctx context.Context, name string, kind trace.SpanKin
 }
 
 func (s *session) run(ctx context.Context) (Result, error) {
-	t := s.phase("setup", s.start)
+	s.phase("setup", s.start)
 	cfg := s.cfg
 	ctx, root := s.startSpan(ctx, RootSpanName, trace.SpanKindInternal,
 		attribute.String(AttrOperationName, OpInvokeAgent),
@@ -233,7 +233,7 @@ func (s *session) run(ctx context.Context) (Result, error) {
 	)
 
 	runErr := s.agentLoop(ctx)
-	t = time.Now()
+	t := time.Now()
 
 	if runErr == nil {
 		var st fileWorkStats
