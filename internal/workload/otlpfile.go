@@ -226,7 +226,7 @@ func putAttrs(m pcommon.Map, kvs []attribute.KeyValue) {
 		default:
 			// Kinds the workload never sets keep their text form rather
 			// than disappearing.
-			m.PutStr(k, v.Emit())
+			m.PutStr(k, v.String())
 		}
 	}
 }
