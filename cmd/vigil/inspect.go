@@ -23,7 +23,7 @@ summary: observation health with its reasons, events per kind, the most
 opened paths, executed programs, network endpoints and, when the workload
 reported them, its tool calls with the kernel events inside each.
 
---json prints one JSON object instead (schema "inspect", id vigil.inspect/v1:
+--json prints one JSON object instead (schema "inspect", id vigil.inspect/v2:
 run fields, the archive's observation-health.json unchanged under "health",
 total_events, top_paths [{path, opens}], distinct_paths, files_read,
 files_written, files_created, open_failures, execs, network, tool_calls
@@ -58,7 +58,7 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 }
 
 func init() {
-	inspectCmd.Flags().BoolVar(&inspectFlags.json, "json", false, "print one JSON object (schema vigil.inspect/v1) instead of text")
+	inspectCmd.Flags().BoolVar(&inspectFlags.json, "json", false, "print one JSON object (schema vigil.inspect/v2) instead of text")
 	inspectCmd.Flags().IntVar(&inspectFlags.top, "top", 10, "how many of the most-opened paths to list")
 	rootCmd.AddCommand(inspectCmd)
 }

@@ -114,7 +114,7 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
 		{evidence.EntryKernel, false, func() ([]byte, error) { return marshalKernel(b.Kernel) }},
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
-		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalSurface(&b.Surface) }},
+		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalDoc(&b.Surface) }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
 		{evidence.EntryHealth, false, func() ([]byte, error) { return marshalDoc(&b.Health) }},
 	}
@@ -195,18 +195,15 @@ func marshalLines[T any](items []T) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// marshalKernel is marshalLines for the kernel layer, on the fast path
-// when its field guard allows. The layer is by far the largest entry:
-// blocks of events are encoded side by side and joined.
+// marshalKernel is marshalLines for the kernel layer, by far the largest
+// entry: blocks of events are encoded side by side and joined.
 func marshalKernel(k []event.Kernel) ([]byte, error) {
-	if !fastKernel {
-		return marshalLines(k)
-	}
 	const block = 4096
 	if len(k) <= block {
-		return appendKernels(nil, k), nil
+		return marshalLines(k)
 	}
 	parts := make([][]byte, (len(k)+block-1)/block)
+	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i := range parts {
@@ -214,10 +211,15 @@ func marshalKernel(k []event.Kernel) ([]byte, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			parts[i] = appendKernels(nil, k[i*block:min((i+1)*block, len(k))])
+			parts[i], errs[i] = marshalLines(k[i*block : min((i+1)*block, len(k))])
 		}()
 	}
 	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+	}
 	n := 0
 	for _, p := range parts {
 		n += len(p)
@@ -227,23 +229,6 @@ func marshalKernel(k []event.Kernel) ([]byte, error) {
 		out = append(out, p...)
 	}
 	return out, nil
-}
-
-// appendKernels appends the lines of k to b, sizing b from the first
-// lines so that it rarely grows.
-func appendKernels(b []byte, k []event.Kernel) []byte {
-	sample := min(len(k), 32)
-	for i := range sample {
-		b = appendKernel(b, &k[i])
-	}
-	if sample > 0 && len(k) > sample {
-		need := len(b) + (len(b)/sample+16)*(len(k)-sample)
-		b = append(make([]byte, 0, need), b...)
-	}
-	for i := sample; i < len(k); i++ {
-		b = appendKernel(b, &k[i])
-	}
-	return b
 }
 
 var epoch = time.Unix(0, 0).UTC()

@@ -5,34 +5,72 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 )
 
-// A file name that is not UTF-8 is legal on Linux. The archive of a run
-// that opened one must still verify, and say what it changed.
-func TestNonUTF8PathArchivesAndVerifies(t *testing.T) {
+// File names are bytes on Linux. Two names that differ only in bytes that
+// are not UTF-8 must stay two different names through an archive, and the
+// run stays complete: nothing was lost.
+func TestNonUTF8NamesAreLossless(t *testing.T) {
 	k := evidencetest.Kernel(20, 7)
-	k[5].Open.Path = "bad\xffname"
+	a, b := event.Bytes("/home/agent/bad\xffname"), event.Bytes("/home/agent/bad\xfename")
+	k[6].Open.File = &event.ResolvedPath{Path: a}
+	k[8].Open.File = &event.ResolvedPath{Path: b}
 	k[0].Comm = "\xfe"
-	b := evidence.Assemble(evidencetest.Run(), k, nil, evidencetest.CleanInput())
-	if k[5].Open.Path != "bad\xffname" || k[0].Comm != "\xfe" {
-		t.Fatal("Assemble changed the caller's events")
-	}
+	in := evidencetest.CleanInput()
+	in.Emitted = evidence.CountKinds(k)
+	bundle := evidence.Assemble(evidencetest.Run(), k, nil, in)
 	var buf bytes.Buffer
-	if err := Encode(&buf, b); err != nil {
+	if err := Encode(&buf, bundle); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Decode(bytes.NewReader(buf.Bytes()))
 	if err != nil {
-		t.Fatalf("archive of a non-UTF-8 path does not verify: %v", err)
+		t.Fatalf("archive of non-UTF-8 names does not verify: %v", err)
 	}
-	h := got.Health
-	if h.NonUTF8Events != 2 || h.KernelLayer.Status != evidence.LayerPartial ||
-		!strings.Contains(strings.Join(h.KernelLayer.Reasons, ";"), "2 events carry a string that is not valid UTF-8") {
-		t.Fatalf("health: non_utf8_events %d, kernel_layer %+v", h.NonUTF8Events, h.KernelLayer)
+	if p := got.Kernel[6].Open.File.Path; p != a {
+		t.Errorf("path archived as %q, want %q", p, a)
 	}
-	if p := got.Kernel[5].Open.Path; p != "bad\uFFFDname" {
-		t.Fatalf("path archived as %q", p)
+	if p := got.Kernel[8].Open.File.Path; p != b {
+		t.Errorf("path archived as %q, want %q", p, b)
 	}
+	if c := got.Kernel[0].Comm; c != "\xfe" {
+		t.Errorf("comm archived as %q", c)
+	}
+	if h := got.Health.KernelLayer; h.Status != evidence.LayerComplete {
+		t.Errorf("kernel layer %s: %v", h.Status, h.Reasons)
+	}
+	surface := got.Surface.FilesRead
+	if !containsBytes(surface, a) || !containsBytes(surface, b) {
+		t.Errorf("surface lost a name: %q", surface)
+	}
+}
+
+func containsBytes(l []event.Bytes, v event.Bytes) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// A byte string whose text does not render its b64 bytes is rejected by
+// verify, naming the kernel layer.
+func TestInconsistentByteStringRejected(t *testing.T) {
+	k := evidencetest.Kernel(20, 7)
+	k[6].Open.File = &event.ResolvedPath{Path: "/home/agent/bad\xffname"}
+	in := evidencetest.CleanInput()
+	in.Emitted = evidence.CountKinds(k)
+	entries := untar(t, encode(t, evidence.Assemble(evidencetest.Run(), k, nil, in)))
+	i := entryIndex(t, entries, evidence.EntryKernel)
+	good := `"text":"/home/agent/bad` + "\ufffd" + `name"`
+	if !strings.Contains(string(entries[i].data), good) {
+		t.Fatalf("expected the object form in the kernel layer:\n%s", entries[i].data)
+	}
+	entries[i].data = []byte(strings.Replace(string(entries[i].data), good, `"text":"/home/agent/other"`, 1))
+	remanifest(t, entries)
+	mustFail(t, retar(t, entries), evidence.EntryKernel, "text")
 }

@@ -225,7 +225,7 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.RingbufDrops.Total = 3
 		}), evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "ring buffer dropped 3 events"}},
 		{"health hides a read fault behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ReadFaults = 1 }),
-			evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "1 events carry a path, argv0 or address the kernel could not read in full"}},
+			evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "1 events have a part missing"}},
 		{"health hides skipped probe runs behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ProgramMisses = map[string]uint64{"sys_exit": 2} }),
 			evidence.EntryHealth, []string{`kernel_layer.status is "complete"`, "skipped 2 probe runs (sys_exit: 2)"}},
 		{"read fault reason dropped from a partial layer", editBundle(func(b *evidence.Bundle) {
@@ -233,17 +233,23 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.Drain.Proven = false
 			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
 				Reasons: []string{"ring buffer drain not proven empty: " + b.Health.Drain.Detail}}
-		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "3 events carry a path"}},
+		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "3 events have a part missing"}},
 		{"drop causes that do not add up", editBundle(func(b *evidence.Bundle) {
 			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
-			b.Health.RingbufDrops.Causes = &evidence.DropCauses{
-				RingFull:     map[event.Kind]uint64{event.KindExec: 0, event.KindFork: 0, event.KindExit: 0, event.KindOpen: 1, event.KindConnect: 0},
-				InflightFull: map[event.Kind]uint64{event.KindExec: 0, event.KindFork: 0, event.KindExit: 0, event.KindOpen: 0, event.KindConnect: 0},
+			zero := func() map[event.Kind]uint64 {
+				m := map[event.Kind]uint64{}
+				for _, k := range event.Kinds {
+					m[k] = 0
+				}
+				return m
 			}
+			c := &evidence.DropCauses{RingFull: zero(), SlotsBusy: zero(), AfterClose: zero()}
+			c.RingFull[event.KindOpen] = 1
+			b.Health.RingbufDrops.Causes = c
 			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
-				Reasons: []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, in-flight map full 0"}}
-		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "drop causes do not add up to the drops: open: 1 + 0 != 3"}},
+				Reasons: []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, record slots busy 0, after the capture closed 0"}}
+		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "drop causes do not add up to the drops: open: 1 + 0 + 0 != 3"}},
 		{"decode detail on two lines", editJSON(evidence.EntryHealth, func(m map[string]any) { m["decode_detail"] = "a\nb" }),
 			evidence.EntryHealth, []string{"schema observation-health"}},
 		{"health complete while drain unproven", editBundle(func(b *evidence.Bundle) { b.Health.Drain.Proven = false }),
@@ -264,7 +270,7 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			lied.CgroupCorrelation.Reasons = []string{}
 			lied.KernelLayer = b.Health.KernelLayer
 			b.Health = lied
-		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) created in the session were not seen exiting in it: they left the session cgroup"}},
+		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) of the run were not seen exiting: still alive when the capture closed"}},
 		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
 			b.Health.Counts[event.KindExec] = 2
 		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},
@@ -302,7 +308,7 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			e[i].data = bytes.Replace(e[i].data, []byte(`  "exit_code": 0,`), []byte(`  "exit_code": 0,
   "exit_code": 0,`), 1)
 		}, evidence.EntryRun, []string{"not in canonical encoding"}},
-		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []string{} }),
+		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []event.Bytes{} }),
 			evidence.EntrySurface, []string{"execs differs from what layers/kernel.ndjson derives"}},
 		{"correlation edited", editBundle(func(b *evidence.Bundle) { b.Correlation.ToolCalls[1].ToolName = "rm_rf" }),
 			evidence.EntryCorrelation, []string{"tool_calls differs"}},

@@ -40,7 +40,10 @@ func readArchive(path, workerDir string) (archiveFacts, error) {
 
 func countOpens(events []event.Kernel, prefix string, f *archiveFacts) {
 	for _, ev := range events {
-		if ev.Kind != event.KindOpen || ev.Open == nil || !strings.HasPrefix(ev.Open.Path, prefix) {
+		if ev.Kind != event.KindOpen || ev.Open == nil {
+			continue
+		}
+		if !strings.HasPrefix(string(ev.Open.Path()), prefix) {
 			continue
 		}
 		if ev.Open.Ret < 0 {

@@ -133,7 +133,7 @@ func BenchmarkOpenat(b *testing.B) {
 			b.ReportMetric(float64(readerCPU)/float64(n), "reader-cpu-ns/op")
 			if c != nil {
 				var ns, runs uint64
-				for _, p := range []*ebpf.Program{c.objs.HandleSysExit} {
+				for _, p := range []*ebpf.Program{c.coll.Programs[vigilBPFProgHandleSysExit]} {
 					st, err := p.Stats()
 					if err != nil {
 						b.Fatal(err)
@@ -153,7 +153,7 @@ func BenchmarkOpenat(b *testing.B) {
 				}
 				var got int
 				for _, ev := range r.Events {
-					if ev.Kind == event.KindOpen && ev.Open.Path == "/etc/hostname" {
+					if ev.Kind == event.KindOpen && string(ev.Open.Path()) == "/etc/hostname" {
 						got++
 					}
 				}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultRingSize is the ring buffer size used when Config.RingSize is 0:
@@ -52,8 +52,7 @@ type Timings struct {
 // Capture is one loaded and attached set of programs with its own session
 // cgroup, ring buffer, counters and sequence.
 type Capture struct {
-	objs     vigilBPFObjects
-	loaded   bool
+	coll     *ebpf.Collection
 	links    []link.Link
 	probes   []ProbeStatus
 	cgroup   *os.File
@@ -72,33 +71,45 @@ type Capture struct {
 	finished   bool
 }
 
-// probe describes one program; every program attaches to a raw
-// tracepoint, whose link detaches without waiting for an RCU grace period
-// per probe, unlike a perf-event syscall tracepoint. Raw tracepoints are
-// attached by name, so loading needs no lookup in the kernel's BTF beyond
-// the CO-RE types.
+// probe is one program and the BTF tracepoint (tp_btf) it attaches to.
+// Tracepoints are on every kernel with BTF; kprobes, fentry/fexit and the
+// BPF LSM are not (this project's CI host refuses all three), and a
+// tracepoint link detaches without waiting for an RCU grace period.
 type probe struct {
-	name     string
-	prog     func(*vigilBPFObjects) *ebpf.Program
+	id vigilBPFVigilHook
+	// hook is the name recorded in events and health, e.g.
+	// "kretprobe/do_filp_open".
+	hook string
+	prog string // program name in the object
+	// required probes are the floor of a capture: without them the run's
+	// tasks or files cannot be followed, and Open fails.
 	required bool
 }
 
 var probeTable = []probe{
-	{name: "sched_process_exec", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleExec }, required: true},
-	{name: "sched_process_fork", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleFork }, required: true},
-	{name: "sched_process_exit", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleExit }, required: true},
-	// openat, openat2 and connect events are built at syscall exit, where
-	// the saved registers still hold the arguments; the program dispatches
-	// on the syscall number before anything else.
-	{name: "sys_exit", prog: func(o *vigilBPFObjects) *ebpf.Program { return o.HandleSysExit }, required: true},
+	// task_newtask first: tracking must be in place before anything else
+	// sees a task of the run.
+	{id: vigilBPFVigilHookVIGIL_HOOK_TASK_NEWTASK, hook: "tp_btf/task_newtask", prog: vigilBPFProgHandleNewtask, required: true},
+	{id: vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_FORK, hook: "tp_btf/sched_process_fork", prog: vigilBPFProgHandleFork, required: true},
+	{id: vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXEC, hook: "tp_btf/sched_process_exec", prog: vigilBPFProgHandleExec, required: true},
+	{id: vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXIT, hook: "tp_btf/sched_process_exit", prog: vigilBPFProgHandleExit, required: true},
+	{id: vigilBPFVigilHookVIGIL_HOOK_CGROUP_ATTACH_TASK, hook: "tp_btf/cgroup_attach_task", prog: vigilBPFProgHandleMigrate, required: true},
+	{id: vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT, hook: "tp_btf/sys_exit", prog: vigilBPFProgHandleSysExit, required: true},
+	// Not every kernel has io_uring (or its tracepoints); without them
+	// the io_uring class is reported as not covered.
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE, hook: "tp_btf/io_uring_complete", prog: vigilBPFProgHandleIoUringComplete},
 }
 
-// syscallNumbers are the watched syscalls' numbers on the architecture this
-// binary is built for (x86_64 and arm64 number them differently).
-var syscallNumbers = map[string]int64{
-	vigilBPFVarNrOpenat:  unix.SYS_OPENAT,
-	vigilBPFVarNrOpenat2: unix.SYS_OPENAT2,
-	vigilBPFVarNrConnect: unix.SYS_CONNECT,
+// target is the tracepoint's name.
+func (p probe) target() string { _, t, _ := strings.Cut(p.hook, "/"); return t }
+
+// attach attaches p's program.
+func (p probe) attach(coll *ebpf.Collection) (link.Link, error) {
+	prog := coll.Programs[p.prog]
+	if prog == nil {
+		return nil, fmt.Errorf("program %s not loaded", p.prog)
+	}
+	return link.AttachTracing(link.TracingOptions{Program: prog})
 }
 
 // CheckRingSize reports whether n is a valid Config.RingSize, without
@@ -119,10 +130,11 @@ func ringSize(n int) (uint32, error) {
 	return uint32(n), nil
 }
 
-// Open loads the programs with their own maps, restricts them to
-// cfg.CgroupPath, attaches every probe and starts reading. A probe that
-// fails to attach is reported by Probes, not by an error; Open fails only
-// when nothing could be attached or the configuration is invalid.
+// Open loads the programs with their own maps, restricts them to the run
+// started in cfg.CgroupPath, attaches every probe and starts reading. A
+// probe whose hook this kernel lacks, or that fails to attach, is reported
+// by Probes; Open fails when a required probe is missing or the
+// configuration is invalid.
 func Open(cfg Config) (c *Capture, err error) {
 	size, err := ringSize(cfg.RingSize)
 	if err != nil {
@@ -153,51 +165,61 @@ func Open(cfg Config) (c *Capture, err error) {
 	if err := spec.Variables[vigilBPFVarSessionCgroupId].Set(c.cgroupID); err != nil {
 		return c, fmt.Errorf("capture: set session cgroup id: %w", err)
 	}
-	for name, nr := range syscallNumbers {
-		if err := spec.Variables[name].Set(nr); err != nil {
-			return c, fmt.Errorf("capture: set syscall number %s: %w", name, err)
+	// A tracepoint this kernel does not have would fail the whole load:
+	// a required one fails Open, an optional one is left out and
+	// reported by Probes.
+	missing := map[string]string{}
+	for _, p := range probeTable {
+		if err := haveKernelTarget(p); err != nil {
+			if p.required {
+				return c, fmt.Errorf("capture: %w: hook %s: %v", ErrNoBPF, p.hook, err)
+			}
+			missing[p.prog] = err.Error()
+			delete(spec.Programs, p.prog)
 		}
 	}
-	if err := spec.LoadAndAssign(&c.objs, loadOptions()); err != nil {
+	coll, err := ebpf.NewCollectionWithOptions(spec, *loadOptions())
+	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			return c, fmt.Errorf("capture: %w: kernel rejected the capture programs: %v", ErrNoBPF, ve)
 		}
 		return c, fmt.Errorf("capture: %w: load programs: %v", ErrNoBPF, err)
 	}
-	c.loaded = true
-	if err := c.objs.SessionCgroup.Update(uint32(0), uint32(c.cgroup.Fd()), ebpf.UpdateAny); err != nil {
-		return c, fmt.Errorf("capture: set session cgroup %s: %w", cfg.CgroupPath, err)
+	c.coll = coll
+	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls]); err != nil {
+		return c, fmt.Errorf("capture: %w", err)
 	}
 	c.timings.Load = time.Since(t)
 
 	// The reader exists before any probe is attached, so nothing is
 	// emitted that the reader cannot see.
-	if c.rd, err = ringbuf.NewReader(c.objs.Events); err != nil {
+	if c.rd, err = ringbuf.NewReader(coll.Maps[vigilBPFMapEvents]); err != nil {
 		return c, fmt.Errorf("capture: open ring buffer reader: %w", err)
 	}
 	c.st = newReaderState()
 	go c.st.run(c.rd)
 
+	// The fork probe goes first and the others follow in table order, so
+	// by the time the caller starts the run every probe is attached.
 	t = time.Now()
-	attached := 0
 	for _, p := range probeTable {
-		st := ProbeStatus{Name: p.name, Required: p.required}
-		l, aerr := link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.name, Program: p.prog(&c.objs)})
-		if aerr != nil {
+		st := ProbeStatus{Name: p.hook, Required: p.required}
+		if why, ok := missing[p.prog]; ok {
+			st.Error = why
+		} else if l, aerr := p.attach(coll); aerr != nil {
 			st.Error = aerr.Error()
 		} else {
 			st.Attached = true
 			c.links = append(c.links, l)
-			attached++
 		}
 		c.probes = append(c.probes, st)
+		if p.required && !st.Attached {
+			return c, fmt.Errorf("capture: %w: %s: %s", ErrNotAttached, p.hook, st.Error)
+		}
 	}
 	c.timings.Attach = time.Since(t)
 	c.timings.Total = time.Since(start)
-	if attached == 0 {
-		return c, fmt.Errorf("capture: %w: %s", ErrNotAttached, c.probes[0].Error)
-	}
 	return c, nil
 }
 
@@ -230,8 +252,8 @@ func (c *Capture) Close() error {
 			errs = append(errs, c.rd.Close())
 			c.st.wait()
 		}
-		if c.loaded {
-			errs = append(errs, c.objs.Close())
+		if c.coll != nil {
+			c.coll.Close()
 		}
 		if c.cgroup != nil {
 			errs = append(errs, c.cgroup.Close())

@@ -52,7 +52,8 @@ func TestShellSession(t *testing.T) {
 	cg := testCgroup(t)
 	c := openCapture(t, cg, 0)
 	work := t.TempDir()
-	cmd := command(t, cg, "/bin/sh", "-c", "cat /etc/hostname >/dev/null; echo hi > out.txt; exit 3")
+	const script = "cat /etc/hostname >/dev/null; echo hi > out.txt; exit 3"
+	cmd := command(t, cg, "/bin/sh", "-c", script)
 	cmd.Dir = work
 	err := cmd.Run()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
@@ -68,18 +69,20 @@ func TestShellSession(t *testing.T) {
 	for _, ev := range r.Events {
 		switch ev.Kind {
 		case event.KindExec:
-			if filepath.Base(ev.Exec.Filename) == "cat" && ev.Exec.Argv0 == "cat" {
+			if ev.Exec.File.Path == "/usr/bin/cat" && len(ev.Exec.Argv) == 2 && ev.Exec.Argv[0] == "cat" && ev.Exec.Argv[1] == "/etc/hostname" {
 				catExec, catPID = true, ev.PID
 			}
-			if ev.PID == shPID && ev.Exec.Filename == "/bin/sh" && ev.Exec.Argv0 == "/bin/sh" {
+			// /bin/sh is a symlink to dash here: the file is resolved.
+			if ev.PID == shPID && ev.Exec.Filename == "/bin/sh" && ev.Exec.File.Path != "" && !ev.Exec.File.Detached && len(ev.Exec.Argv) == 3 && ev.Exec.Argv[2] == script {
 				shExec = true
 			}
 		case event.KindOpen:
 			o := ev.Open
-			if o.Path == "/etc/hostname" && o.Access == event.AccessRead && o.Ret >= 0 && !o.Create && o.Syscall == "openat" {
+			if o.File != nil && o.File.Path == "/etc/hostname" && o.Access == event.AccessRead && o.Ret >= 0 && !o.Create && o.Syscall == "openat" {
 				hostnameRead = true
 			}
-			if o.Path == "out.txt" && o.Access == event.AccessWrite && o.Create && o.Truncate && !o.Append && o.Ret >= 0 && ev.PID == shPID {
+			// The name as given is relative; the kernel's file is not.
+			if o.File != nil && string(o.File.Path) == filepath.Join(work, "out.txt") && o.Name.Requested == "out.txt" && o.Access == event.AccessWrite && o.Create && o.Truncate && !o.Append && o.Ret >= 0 && ev.PID == shPID {
 				outWrite = true
 				if o.Mode != 0o666 {
 					t.Errorf("out.txt mode = %o, want 666", o.Mode)

@@ -6,32 +6,25 @@ import (
 	"vigil/internal/event"
 )
 
-// Counter classes, mirroring VIGIL_C_* in bpf/capture.h.
-const (
-	classEmit = iota
-	classDrop
-	classInflightFull
-	numClasses
-)
-
 // counterSnapshot holds the per-CPU counters summed over CPUs, indexed
-// class*len(kindByIndex)+kind.
+// class*numKinds+kind (enum vigil_counter_class, enum vigil_kind).
 type counterSnapshot []uint64
 
-func (s counterSnapshot) perKind(class int) map[event.Kind]uint64 {
-	out := make(map[event.Kind]uint64, len(kindByIndex))
+func (s counterSnapshot) perKind(class vigilBPFVigilCounterClass) map[event.Kind]uint64 {
+	out := make(map[event.Kind]uint64, numKinds)
 	for i, k := range kindByIndex {
-		out[k] = s[class*len(kindByIndex)+i]
+		out[k] = s[int(class)*numKinds+int(i)]
 	}
 	return out
 }
 
 func (c *Capture) readCounters() (counterSnapshot, error) {
-	n := numClasses * len(kindByIndex)
+	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
 	snap := make(counterSnapshot, n)
 	var perCPU []uint64
+	m := c.coll.Maps[vigilBPFMapCounters]
 	for i := 0; i < n; i++ {
-		if err := c.objs.Counters.Lookup(uint32(i), &perCPU); err != nil {
+		if err := m.Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("capture: read kernel counter %d: %w", i, err)
 		}
 		for _, v := range perCPU {
@@ -45,8 +38,9 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 func (c *Capture) emittedTotal() (uint64, error) {
 	var total uint64
 	var perCPU []uint64
-	for i := range kindByIndex {
-		if err := c.objs.Counters.Lookup(uint32(classEmit*len(kindByIndex)+i), &perCPU); err != nil {
+	m := c.coll.Maps[vigilBPFMapCounters]
+	for i := range numKinds {
+		if err := m.Lookup(uint32(int(vigilBPFVigilCounterClassVIGIL_C_EMIT)*numKinds+i), &perCPU); err != nil {
 			return 0, fmt.Errorf("read emission counter: %w", err)
 		}
 		for _, v := range perCPU {

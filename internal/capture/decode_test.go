@@ -1,106 +1,145 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"vigil/internal/event"
 )
 
-// record builds a raw record as bpf/capture.bpf.c lays it out.
-func record(kind byte, flags byte, body []byte, str1, str2 string) []byte {
-	b := make([]byte, recFixedSize, recFixedSize+len(str1)+len(str2))
-	binary.LittleEndian.PutUint64(b[0:], 7)      // seq
-	binary.LittleEndian.PutUint64(b[8:], 123456) // ts
-	binary.LittleEndian.PutUint64(b[16:], 99)    // cgroup id
-	binary.LittleEndian.PutUint32(b[24:], 1000)  // pid
-	binary.LittleEndian.PutUint32(b[28:], 1001)  // tid
-	b[32], b[33] = kind, flags
-	binary.LittleEndian.PutUint16(b[34:], uint16(len(str1)))
-	binary.LittleEndian.PutUint16(b[36:], uint16(len(str2)))
-	copy(b[40:], "worker\x00garbage")
-	copy(b[recBodyOff:], body)
-	return append(append(b, str1...), str2...)
+// rec builds a raw record as the kernel side lays it out, through the
+// generated types.
+type rec struct {
+	hdr  vigilBPFVigilHdr
+	body []byte
+	strs []string
 }
 
-func le32(vs ...uint32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], v)
+func (r rec) bytes() []byte {
+	h := r.hdr
+	h.Seq, h.TsNs, h.CgroupId, h.Pid, h.Tid = 7, 123456, 99, 1000, 1001
+	for i, c := range "worker" {
+		h.Comm[i] = int8(c)
 	}
-	return b
+	for i := range h.Len {
+		h.Len[i] = 0
+		if i < len(r.strs) {
+			h.Len[i] = uint16(len(r.strs[i]))
+		}
+	}
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, h)
+	body := make([]byte, recFixedSize-recHdrSize)
+	copy(body, r.body)
+	b.Write(body)
+	for _, s := range r.strs {
+		b.WriteString(s)
+	}
+	return b.Bytes()
 }
 
-func TestDecodeKinds(t *testing.T) {
-	d, err := decodeRecord(record(0, 0, nil, "/usr/bin/cat", "cat"))
-	if err != nil || d.ev.Kind != event.KindExec || d.ev.Exec.Filename != "/usr/bin/cat" || d.ev.Exec.Argv0 != "cat" ||
-		d.ev.Seq != 7 || d.ev.TimeNS != 123456 || d.ev.CgroupID != 99 || d.ev.PID != 1000 || d.ev.TID != 1001 || d.ev.Comm != "worker" {
-		t.Errorf("exec: %+v %+v, %v", d.ev, d.ev.Exec, err)
-	}
-	d, err = decodeRecord(record(1, 0, le32(10, 11, 10, 12, 1), "", ""))
-	if err != nil || *d.ev.Fork != (event.Fork{ParentPID: 10, ParentTID: 11, ChildPID: 10, ChildTID: 12, Thread: true}) {
-		t.Errorf("fork: %+v, %v", d.ev.Fork, err)
-	}
-	d, err = decodeRecord(record(2, 0, le32(3<<8, 1), "", ""))
-	if err != nil || *d.ev.Exit != (event.Exit{Code: 3, GroupDead: true}) {
-		t.Errorf("exit code: %+v, %v", d.ev.Exit, err)
-	}
-	d, err = decodeRecord(record(2, 0, le32(9, 0), "", ""))
-	if err != nil || *d.ev.Exit != (event.Exit{Signal: 9}) {
-		t.Errorf("exit signal: %+v, %v", d.ev.Exit, err)
-	}
+func structBytes[T any](v T) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, v)
+	return b.Bytes()
+}
 
-	open := make([]byte, 32)
-	binary.LittleEndian.PutUint32(open[0:], uint32(0xffffff9c)) // AT_FDCWD
-	binary.LittleEndian.PutUint32(open[4:], sysOpenat2)
-	binary.LittleEndian.PutUint64(open[8:], 0o2|0o100|0o2000) // O_RDWR|O_CREAT|O_APPEND
-	binary.LittleEndian.PutUint64(open[16:], 0o600)
-	binary.LittleEndian.PutUint64(open[24:], uint64(0xfffffffffffffffe)) // -ENOENT
-	d, err = decodeRecord(record(3, flagTrunc1, open, "a/b", ""))
-	want := event.Open{Syscall: "openat2", Dirfd: -100, Path: "a/b", Flags: 0o2102, Mode: 0o600, Ret: -2,
-		Access: event.AccessReadWrite, Create: true, Append: true, PathTruncated: true}
-	if err != nil || *d.ev.Open != want {
-		t.Errorf("open: %+v, %v", d.ev.Open, err)
+func strSet(i int, more ...vigilBPFVigilFlag) uint32 {
+	f := uint32(vigilBPFVigilFlagVIGIL_F_STR_SET) << (4 * i)
+	for _, m := range more {
+		f |= uint32(m) << (4 * i)
 	}
+	return f
+}
 
-	conn := make([]byte, 32)
-	binary.LittleEndian.PutUint16(conn[4:], 10)
-	binary.LittleEndian.PutUint16(conn[6:], 443)
-	conn[8+15] = 1
-	binary.LittleEndian.PutUint64(conn[24:], uint64(0xffffffffffffff91)) // -111
-	d, err = decodeRecord(record(4, 0, conn, "", ""))
-	if err != nil || *d.ev.Connect != (event.Connect{Family: "inet6", Addr: "::1", Port: 443, Ret: -111}) {
-		t.Errorf("connect: %+v, %v", d.ev.Connect, err)
+func decodeOne(t *testing.T, b []byte) (event.Kernel, bool) {
+	t.Helper()
+	var d decoder
+	var ev event.Kernel
+	// Records arrive 8-byte aligned.
+	buf := make([]uint64, (len(b)+7)/8)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(b))
+	copy(raw, b)
+	fault, err := d.decodeInto(&ev, raw)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
 	}
-	binary.LittleEndian.PutUint16(conn[4:], 1)
-	d, err = decodeRecord(record(4, 0, conn, "\x00abstract\x00\x00", ""))
-	if err != nil || d.ev.Connect.Family != "unix" || d.ev.Connect.Addr != "@abstract" {
-		t.Errorf("abstract unix connect: %+v, %v", d.ev.Connect, err)
+	return ev, fault
+}
+
+func TestRecordLayoutMatchesObject(t *testing.T) {
+	if recHdrSize != 64 || recFixedSize != 192 {
+		t.Fatalf("header %d bytes, fixed part %d: bpf/capture.h says 64 and 192", recHdrSize, recFixedSize)
+	}
+	// Every kind and hook the kernel can send has a name, and back.
+	if len(kindByIndex) != numKinds || len(event.Kinds) != numKinds {
+		t.Fatalf("%d mapped kinds, %d event kinds, kernel has %d", len(kindByIndex), len(event.Kinds), numKinds)
+	}
+	for i, k := range event.Kinds {
+		if kindByIndex[vigilBPFVigilKind(i)] != k {
+			t.Errorf("kernel kind %d maps to %q, event.Kinds[%d] is %q", i, kindByIndex[vigilBPFVigilKind(i)], i, k)
+		}
+	}
+	if len(hookNames) != int(vigilBPFVigilHookVIGIL_NHOOKS) {
+		t.Errorf("%d hooks named, kernel has %d", len(hookNames), vigilBPFVigilHookVIGIL_NHOOKS)
+	}
+}
+
+func TestDecodeOpenResolvesComponents(t *testing.T) {
+	body := structBytes(vigilBPFVigilSys{Ret: 3, Nr: 257, Op: 1, Args: [6]uint64{uint64(0xffffff9c), 0, 0o101, 0o644}, Ino: 5, Dev: 6, F_mode: 2})
+	b := rec{hdr: vigilBPFVigilHdr{Kind: uint8(vigilBPFVigilKindVIGIL_KIND_OPEN), Hook: uint8(vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT),
+		Flags: strSet(0) | strSet(1)}, body: body, strs: []string{"b\x00a\x00", "x"}}.bytes()
+	ev, fault := decodeOne(t, b)
+	o := ev.Open
+	if fault || ev.Kind != event.KindOpen || ev.Hook != "tp_btf/sys_exit" || o == nil || o.File == nil ||
+		o.File.Path != "/a/b" || o.Name.Requested != "x" || o.Name.Dir != nil || o.Access != event.AccessWrite ||
+		!o.Create || o.Ret != 3 || o.Dirfd != -100 || o.Ino != 5 || ev.Comm != "worker" || ev.PID != 1000 {
+		t.Fatalf("open decoded as %+v %+v (fault %v)", ev, o, fault)
+	}
+}
+
+func TestDecodeDetachedAndRootPaths(t *testing.T) {
+	body := structBytes(vigilBPFVigilExec{Argc: 2})
+	b := rec{hdr: vigilBPFVigilHdr{Kind: uint8(vigilBPFVigilKindVIGIL_KIND_EXEC), Hook: uint8(vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXEC),
+		Flags: strSet(0, vigilBPFVigilFlagVIGIL_F_STR_DETACHED) | strSet(1) | strSet(2)}, body: body,
+		strs: []string{"memfd:payload\x00", "/dev/fd/3", "prog\x00-x\x00"}}.bytes()
+	ev, _ := decodeOne(t, b)
+	x := ev.Exec
+	if x.File.Path != "memfd:payload" || !x.File.Detached || x.Via != "fd" || len(x.Argv) != 2 || x.Argv[1] != "-x" {
+		t.Fatalf("exec decoded as %+v", x)
+	}
+	// The root is the empty component list.
+	body = structBytes(vigilBPFVigilSys{Ret: 0, Nr: 84, Op: 3, S0IsDir: 1})
+	b = rec{hdr: vigilBPFVigilHdr{Kind: uint8(vigilBPFVigilKindVIGIL_KIND_RMDIR), Hook: uint8(vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT),
+		Flags: strSet(0) | strSet(1)}, body: body, strs: []string{"", "d"}}.bytes()
+	ev, _ = decodeOne(t, b)
+	if ev.FileOp == nil || ev.FileOp.Name == nil || ev.FileOp.Name.Dir == nil || ev.FileOp.Name.Dir.Path != "/" || ev.FileOp.ObjectPath() != "/d" {
+		t.Fatalf("rmdir decoded as %+v", ev.FileOp)
 	}
 }
 
 func TestDecodeRejectsMalformed(t *testing.T) {
-	good := record(0, 0, nil, "x", "y")
+	good := rec{hdr: vigilBPFVigilHdr{Kind: uint8(vigilBPFVigilKindVIGIL_KIND_EXIT), Hook: uint8(vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXIT)}}.bytes()
 	cases := map[string][]byte{
-		"short":        good[:recFixedSize-1],
-		"unknown kind": record(9, 0, nil, "", ""),
-		"length":       good[:len(good)-1],
+		"short":        good[:100],
+		"unknown kind": func() []byte { b := bytes.Clone(good); b[32] = 200; return b }(),
+		"unknown hook": func() []byte { b := bytes.Clone(good); b[33] = 200; return b }(),
+		"extra bytes":  append(bytes.Clone(good), 'x'),
+		"short string": func() []byte { b := bytes.Clone(good); b[40] = 5; return b }(),
 	}
 	for name, b := range cases {
-		if _, err := decodeRecord(b); err == nil || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: err = %v, want a one-line error", name, err)
-		}
-	}
-	// Kind indices must follow VIGIL_KIND_* in bpf/capture.h and cover
-	// every event kind.
-	if len(kindByIndex) != len(event.Kinds) {
-		t.Errorf("%d kernel kinds, %d event kinds", len(kindByIndex), len(event.Kinds))
-	}
-	want := []event.Kind{event.KindExec, event.KindFork, event.KindExit, event.KindOpen, event.KindConnect}
-	for i, k := range want {
-		if kindByIndex[i] != k {
-			t.Errorf("kind index %d = %s, want %s", i, kindByIndex[i], k)
+		var d decoder
+		var ev event.Kernel
+		buf := make([]uint64, (len(b)+7)/8+1)
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(b))
+		copy(raw, b)
+		if _, err := d.decodeInto(&ev, raw); err == nil {
+			t.Errorf("%s: decoded without error: %+v", name, ev)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines", name)
 		}
 	}
 }

@@ -1,22 +1,32 @@
-// Package capture records what the tasks of one cgroup v2 session do at
-// kernel level: exec, fork/clone, exit, openat/openat2 and connect, as
-// event.Kernel records.
+// Package capture records, at kernel level, what the tasks of one run do:
+// processes (fork, exec, failed exec, exit, cgroup moves), files (opens,
+// and every change to the file tree), sockets (connect, send with a
+// destination, bind, listen) and io_uring requests, as event.Kernel
+// records.
 //
-// The kernel side (bpf/capture.bpf.c) filters by cgroup before it reserves
-// anything in its ring buffer, numbers every emitted record with a per-run
-// sequence and counts, per event kind, every record it emitted and every
-// record it could not emit. User space reads the ring continuously and, once
-// the caller reports that the session cgroup is empty, drains it until the
-// number of records read equals the kernel's emission count: the drain is
-// proven complete rather than timed.
+// A task belongs to the run by descent: the kernel side marks the task
+// vigil clones into the session cgroup and every task it or its
+// descendants create, in task-local storage, wherever they go. What the
+// kernel resolved is taken from its own objects (the opened file from the
+// descriptor table, walked from dentry and mount; a connected socket's
+// peer; the directory a relative name is relative to); names passed by
+// pointer are read from the caller's memory and labelled as such.
+// Coverage reports the classes recorded, their hooks, and what is not.
 //
-// All programs attach to raw tracepoints, which detach without waiting for
-// RCU grace periods; syscall events are built at sys_exit from the saved
-// registers. Preflight starts, in the background, the one-time work of the
-// first Open: parsing the embedded object and projecting the kernel's BTF
-// onto the few types the programs read (README.md).
+// The kernel side numbers every emitted record and counts, per kind and
+// cause, every record it could not emit. Once the caller reports the
+// session cgroup empty, Finish closes the capture (tasks of the run still
+// alive outside it are counted, not recorded, from then on) and drains the
+// ring until the records read equal the kernel's emission count: the
+// drain is proven rather than timed.
 //
-// The compiled BPF object and its Go bindings (vigilbpf_bpfel.*) are
+// All programs attach to BTF tracepoints (tp_btf), which every kernel with
+// BTF has; kprobes, fentry/fexit and the BPF LSM are not needed. Preflight
+// starts, in the background, the one-time work of the first Open: parsing
+// the embedded object, indexing the kernel's BTF and projecting it onto
+// the few types the programs read (README.md).
+//
+// The compiled BPF objects and their Go bindings (vigilbpf_*_bpfel.*) are
 // committed, so building needs only Go; README.md says how to regenerate
 // them.
 package capture

@@ -15,24 +15,36 @@ type Result struct {
 	// Emitted counts, per kind, the records the kernel reserved, numbered
 	// and submitted.
 	Emitted map[event.Kind]uint64
-	// Drops counts, per kind, events the kernel could not emit: failed
-	// ring-buffer reservations plus syscalls whose arguments could not be
-	// stashed because the in-flight map was full.
+	// Drops counts, per kind, events the kernel could not emit, whatever
+	// the cause; the maps below split it.
 	Drops map[event.Kind]uint64
-	// RingFull and InflightFull split Drops by cause.
-	RingFull     map[event.Kind]uint64
-	InflightFull map[event.Kind]uint64
+	// RingFull: the ring buffer had no room.
+	RingFull map[event.Kind]uint64
+	// SlotsBusy: every record slot of the CPU was held by another task.
+	SlotsBusy map[event.Kind]uint64
+	// Late counts events of tracked tasks after the capture closed (tasks
+	// still alive outside the session cgroup when the run ended).
+	Late map[event.Kind]uint64
+	// Untracked counts tasks the kernel could not mark as the run's (out
+	// of memory): their later events are missing.
+	Untracked uint64
+	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
+	// the capture does not decode.
+	Compat map[event.Kind]uint64
+	// LiveTasks is the number of tracked tasks still alive when the
+	// capture closed; 0 when every task of the run had exited.
+	LiveTasks    int64
 	DecodeErrors uint64
 	// DecodeDetail describes the first decode error.
 	DecodeDetail string
-	// ReadFaults counts records whose path, argv0 or address could not be
-	// read from memory by the kernel, or did not fit the capture buffer
-	// (the string is empty or partial; open events carry PathTruncated).
+	// ReadFaults counts records with a part missing: a kernel memory read
+	// failed, or a path or argument list was longer than the capture
+	// keeps (the event says which).
 	ReadFaults uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was already running on that CPU. The kernel
-	// counts these before the cgroup filter, so they may concern tasks
-	// outside the session.
+	// counts these before any filter, so they may concern tasks outside
+	// the run.
 	ProgramMisses map[string]uint64
 	// Records is the number of ring-buffer records read.
 	Records uint64
@@ -59,6 +71,17 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	}
 	c.finished = true
 
+	// From here on a task of the run still alive (one that left the
+	// session cgroup) is counted, not recorded, so the emission count the
+	// drain is proven against is final.
+	if err := c.coll.Variables[vigilBPFVarClosed].Set(uint32(1)); err != nil {
+		return nil, fmt.Errorf("capture: close the capture: %w", err)
+	}
+	var live int64
+	if err := c.coll.Variables[vigilBPFVarLiveTasks].Get(&live); err != nil {
+		return nil, fmt.Errorf("capture: read live task count: %w", err)
+	}
+
 	c.st.finishCh <- drainRequest{ctx: ctx, emitted: c.emittedTotal}
 	if err := c.rd.Flush(); err != nil {
 		return nil, fmt.Errorf("capture: flush ring buffer reader: %w", err)
@@ -75,9 +98,13 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	st := c.st
 	res := &Result{
 		Events:        st.events.all(),
-		Emitted:       cnt.perKind(classEmit),
-		RingFull:      cnt.perKind(classDrop),
-		InflightFull:  cnt.perKind(classInflightFull),
+		Emitted:       cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_EMIT),
+		RingFull:      cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_DROP),
+		SlotsBusy:     cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_BUSY),
+		Late:          cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_LATE),
+		Untracked:     sumKinds(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
+		LiveTasks:     live,
+		Compat:        cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
 		Drops:         map[event.Kind]uint64{},
 		DecodeErrors:  st.decodeErrors,
 		ReadFaults:    st.faults,
@@ -90,7 +117,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		res.DecodeDetail = st.firstDecode.Error()
 	}
 	for _, k := range event.Kinds {
-		res.Drops[k] = res.RingFull[k] + res.InflightFull[k]
+		res.Drops[k] = res.RingFull[k] + res.SlotsBusy[k] + res.Late[k]
 	}
 	// Records leave the ring in reservation order, which differs from
 	// sequence order only where two CPUs raced between reserving and
@@ -124,7 +151,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	}
 	if res.DrainProven {
 		var next uint64
-		if err := c.objs.NextSeq.Get(&next); err == nil && next != res.Records {
+		if err := c.coll.Variables[vigilBPFVarNextSeq].Get(&next); err == nil && next != res.Records {
 			res.DrainProven = false
 			res.DrainDetail = fmt.Sprintf("kernel sequence counter is %d but %d records were read", next, res.Records)
 		}
@@ -132,16 +159,17 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// programMisses reads each attached program's recursion-miss counter.
+// programMisses reads, per probe, the runs the kernel skipped because
+// another BPF program was already running on that CPU.
 func (c *Capture) programMisses() map[string]uint64 {
 	out := map[string]uint64{}
 	for _, p := range probeTable {
-		st, err := p.prog(&c.objs).Stats()
-		if err != nil {
+		prog := c.coll.Programs[p.prog]
+		if prog == nil {
 			continue
 		}
-		if st.RecursionMisses > 0 {
-			out[p.name] = st.RecursionMisses
+		if st, err := prog.Stats(); err == nil && st.RecursionMisses > 0 {
+			out[p.hook] = st.RecursionMisses
 		}
 	}
 	return out

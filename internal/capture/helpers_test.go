@@ -106,6 +106,9 @@ func runHelper(mode string, args []string) error {
 		try(unix.AF_UNIX, &unix.SockaddrUnix{Name: args[1]})
 		return nil
 	}
+	if h, ok := v2Helpers[mode]; ok {
+		return h(args)
+	}
 	return fmt.Errorf("unknown helper mode %q", mode)
 }
 

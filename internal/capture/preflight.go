@@ -37,13 +37,16 @@ func Preflight() error {
 	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)
 	}
-	if err := features.HaveProgramType(ebpf.RawTracepoint); err != nil {
-		return fmt.Errorf("capture: %w: raw tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
+	if err := features.HaveProgramType(ebpf.Tracing); err != nil {
+		return fmt.Errorf("capture: %w: BTF tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
+	}
+	if err := features.HaveMapType(ebpf.TaskStorage); err != nil {
+		return fmt.Errorf("capture: %w: no task-local storage (%v); Linux 5.11 or newer is required", ErrNoBPF, err)
 	}
 	if err := features.HaveMapType(ebpf.RingBuf); err != nil {
 		return fmt.Errorf("capture: %w (%v); Linux 5.8 or newer is required", ErrNoRingBuf, err)
 	}
-	if err := features.HaveProgramHelper(ebpf.RawTracepoint, asm.FnRingbufReserveDynptr); err != nil {
+	if err := features.HaveProgramHelper(ebpf.Kprobe, asm.FnRingbufReserveDynptr); err != nil {
 		return fmt.Errorf("capture: %w: no variable-size reservation (bpf_ringbuf_reserve_dynptr: %v); Linux 5.19 or newer is required", ErrNoRingBuf, err)
 	}
 	// Prepare the load in the background: the caller's next steps

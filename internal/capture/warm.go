@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -21,10 +22,24 @@ var kernelTypes = sync.OnceValues(func() (*btf.Spec, error) {
 	return projectKernelTypes(btfPath, spec)
 })
 
-// kernelBTF is the general-purpose parse of the kernel's BTF, used only if
-// the projection fails; shared by every Open in the process, so it is
+// kernelBTF is the general-purpose parse of the kernel's BTF: it finds the
+// functions and tracepoints the programs attach to, and resolves CO-RE if
+// the projection fails. Shared by every Open in the process, so it is
 // parsed at most once.
 var kernelBTF = btf.NewCache()
+
+// kernelSpec indexes the kernel's BTF by name once per process.
+var kernelSpec = sync.OnceValues(func() (*btf.Spec, error) {
+	k, err := kernelBTF.Kernel()
+	if err != nil {
+		return nil, err
+	}
+	// The first lookup builds the name index; do it here, in the
+	// background, rather than inside Open.
+	var f *btf.Func
+	_ = k.TypeByName("do_filp_open", &f)
+	return k, nil
+})
 
 var warmOnce sync.Once
 
@@ -35,14 +50,30 @@ var warmOnce sync.Once
 func warm() {
 	warmOnce.Do(func() {
 		go kernelTypes()
+		go kernelSpec()
 	})
 }
 
 // loadOptions resolves CO-RE against the projected kernel types, or
 // against the full kernel BTF if the projection could not be built.
 func loadOptions() *ebpf.CollectionOptions {
+	kernelSpec() // the attach targets are looked up in it
 	if kt, err := kernelTypes(); err == nil {
-		return &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: kt}}
+		return &ebpf.CollectionOptions{Cache: kernelBTF, Programs: ebpf.ProgramOptions{KernelTypes: kt}}
 	}
 	return &ebpf.CollectionOptions{Cache: kernelBTF}
+}
+
+// haveKernelTarget reports whether the kernel has the BTF tracepoint p
+// attaches to.
+func haveKernelTarget(p probe) error {
+	k, err := kernelSpec()
+	if err != nil {
+		return fmt.Errorf("kernel BTF: %w", err)
+	}
+	var td *btf.Typedef
+	if err := k.TypeByName("btf_trace_"+p.target(), &td); err != nil {
+		return fmt.Errorf("this kernel has no tracepoint %s", p.target())
+	}
+	return nil
 }

@@ -5,23 +5,52 @@
 // the stage that produces them.
 package event
 
-// Kind names a kernel event kind.
+// Kind names a kernel event kind. Each kind is one operation class of the
+// declared coverage (see observation-health.json).
 type Kind string
 
 const (
-	KindExec    Kind = "exec"
-	KindFork    Kind = "fork"
-	KindExit    Kind = "exit"
-	KindOpen    Kind = "open"
-	KindConnect Kind = "connect"
+	KindExec          Kind = "exec"
+	KindExecFailed    Kind = "exec_failed"
+	KindFork          Kind = "fork"
+	KindExit          Kind = "exit"
+	KindOpen          Kind = "open"
+	KindUnlink        Kind = "unlink"
+	KindRmdir         Kind = "rmdir"
+	KindMkdir         Kind = "mkdir"
+	KindMknod         Kind = "mknod"
+	KindRename        Kind = "rename"
+	KindLink          Kind = "link"
+	KindSymlink       Kind = "symlink"
+	KindChmod         Kind = "chmod"
+	KindChown         Kind = "chown"
+	KindTruncate      Kind = "truncate"
+	KindConnect       Kind = "connect"
+	KindSend          Kind = "send"
+	KindBind          Kind = "bind"
+	KindListen        Kind = "listen"
+	KindCgroupMigrate Kind = "cgroup_migrate"
+	KindIOUring       Kind = "io_uring"
 )
 
-// Kinds lists every kernel event kind in a fixed order (used for per-kind
-// counters and reports).
-var Kinds = []Kind{KindExec, KindFork, KindExit, KindOpen, KindConnect}
+// Kinds lists every kernel event kind in a fixed order (the kernel's
+// numbering, used for per-kind counters and reports).
+var Kinds = []Kind{
+	KindExec, KindExecFailed, KindFork, KindExit, KindOpen,
+	KindUnlink, KindRmdir, KindMkdir, KindMknod, KindRename, KindLink, KindSymlink, KindChmod, KindChown, KindTruncate,
+	KindConnect, KindSend, KindBind, KindListen, KindCgroupMigrate, KindIOUring,
+}
 
-// Kernel is one event observed in the kernel for a task of the session
-// cgroup (or a descendant). Exactly one of the kind-specific fields is set.
+// FileOpKinds are the kinds whose payload is FileOp.
+var FileOpKinds = []Kind{KindUnlink, KindRmdir, KindMkdir, KindMknod, KindRename, KindLink, KindSymlink, KindChmod, KindChown, KindTruncate}
+
+// NetKinds are the kinds whose payload is Net.
+var NetKinds = []Kind{KindConnect, KindSend, KindBind, KindListen}
+
+// Kernel is one event observed in the kernel for a task of the run: the
+// task vigil started, or a descendant of it, wherever it lives. Exactly one
+// payload is set: the one its Kind names (FileOp for the FileOpKinds, Net
+// for the NetKinds).
 type Kernel struct {
 	// Seq is the per-run sequence number, assigned in the kernel at
 	// successful ring-buffer reservation; contiguous from 0 in an archive.
@@ -31,20 +60,89 @@ type Kernel struct {
 	Kind     Kind   `json:"kind"`
 	PID      uint32 `json:"pid"` // thread-group id
 	TID      uint32 `json:"tid"`
-	Comm     string `json:"comm"`
-	CgroupID uint64 `json:"cgroup_id"`
+	Comm     Bytes  `json:"comm"`
+	CgroupID uint64 `json:"cgroup_id"` // the task's cgroup v2 id
+	// Hook is the kernel hook the record came from, e.g.
+	// "fexit/do_filp_open".
+	Hook string `json:"hook"`
+	// IOWorker is true when an io_uring worker thread did it on behalf of
+	// the task.
+	IOWorker bool `json:"io_worker,omitempty"`
 
-	Exec    *Exec    `json:"exec,omitempty"`
-	Fork    *Fork    `json:"fork,omitempty"`
-	Exit    *Exit    `json:"exit,omitempty"`
-	Open    *Open    `json:"open,omitempty"`
-	Connect *Connect `json:"connect,omitempty"`
+	Exec       *Exec       `json:"exec,omitempty"`
+	ExecFailed *ExecFailed `json:"exec_failed,omitempty"`
+	Fork       *Fork       `json:"fork,omitempty"`
+	Exit       *Exit       `json:"exit,omitempty"`
+	Open       *Open       `json:"open,omitempty"`
+	FileOp     *FileOp     `json:"file_op,omitempty"`
+	Net        *Net        `json:"net,omitempty"`
+	Migrate    *Migrate    `json:"cgroup_migrate,omitempty"`
+	IOUring    *IOUring    `json:"io_uring,omitempty"`
 }
 
-// Exec is a successful execve/execveat.
+// ResolvedPath is a file's absolute path as the kernel resolved it: walked
+// from the file's dentry and mount up to the root of its mount namespace.
+type ResolvedPath struct {
+	Path Bytes `json:"path"`
+	// Detached: the file has no place under a mount namespace root (a
+	// memfd, pipe or socket, an internal or lazily unmounted mount); Path
+	// is then the name of what it is, e.g. "memfd:x".
+	Detached bool `json:"detached,omitempty"`
+	// Deleted: the last component was already unlinked.
+	Deleted bool `json:"deleted,omitempty"`
+	// Truncated: the path was longer than the capture keeps (4095 bytes or
+	// 64 components); Path holds its last components, without a leading
+	// "/".
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Exec is a successful execve/execveat, recorded when the new image is in
+// place, from the kernel's own objects.
 type Exec struct {
-	Filename string `json:"filename"` // as resolved by the kernel (bprm->filename)
-	Argv0    string `json:"argv0"`
+	// File is the program the kernel runs: the executable, or for a
+	// script its interpreter (Filename then names the script).
+	File ResolvedPath `json:"file"`
+	// Filename is the name exec was given, as the kernel holds it
+	// ("/dev/fd/N" or "/dev/fd/N/name" for fexecve and execveat with a
+	// descriptor).
+	Filename Bytes `json:"filename"`
+	// Via is "path", or "fd" when the program came from a descriptor
+	// (fexecve, execveat with AT_EMPTY_PATH, a memfd).
+	Via  string  `json:"via"`
+	Argv []Bytes `json:"argv"`
+	Argc uint32  `json:"argc"`
+	// ArgvTruncated: the arguments were longer than the capture keeps
+	// (4096 bytes); Argv holds the first ones, the last possibly cut.
+	ArgvTruncated bool   `json:"argv_truncated,omitempty"`
+	Ino           uint64 `json:"ino"`
+	Dev           uint32 `json:"dev"`
+	// OldTID is the thread that called exec, when it was not the
+	// thread-group leader (the kernel then gives it the leader's id).
+	OldTID uint32 `json:"old_tid,omitempty"`
+}
+
+// ExecFailed is an execve/execveat that returned an error.
+type ExecFailed struct {
+	Syscall string `json:"syscall"` // "execve" or "execveat"
+	Ret     int64  `json:"ret"`     // -errno
+	Name    Name   `json:"name"`
+}
+
+// Name is a file name as a caller passed it to a syscall. Requested is
+// read from the caller's memory when the call returned: another thread of
+// the caller can change that memory during the call, so it may differ from
+// what the kernel used. Dir is what the kernel resolved the name against
+// (the descriptor's directory, or the working directory), present when
+// Requested is relative; Dir and Requested joined is the name's path
+// unless a symlink or ".." leads elsewhere.
+type Name struct {
+	Requested Bytes         `json:"requested"`
+	Dir       *ResolvedPath `json:"dir,omitempty"`
+	// Missing: the name could not be read (a bad pointer).
+	Missing bool `json:"missing,omitempty"`
+	// Truncated: the name was longer than the capture keeps (4095
+	// bytes); Requested holds its start.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Fork is a clone/fork/vfork; Thread is true for CLONE_THREAD.
@@ -54,6 +152,11 @@ type Fork struct {
 	ChildPID  uint32 `json:"child_pid"`
 	ChildTID  uint32 `json:"child_tid"`
 	Thread    bool   `json:"thread"`
+	// Entered: the parent is not a task of the run; the child was cloned
+	// straight into the session cgroup (how vigil starts the run).
+	Entered bool `json:"entered,omitempty"`
+	// IOWorker: the child is an io_uring worker thread.
+	IOWorker bool `json:"io_worker,omitempty"`
 }
 
 // Exit is a task exit. Code is the exit status (0-255) when Signal is 0.
@@ -69,31 +172,95 @@ const (
 	AccessRead      = "read"
 	AccessWrite     = "write"
 	AccessReadWrite = "read_write"
+	AccessPath      = "path" // O_PATH: a handle, no data access
 )
 
-// Open is an openat or openat2 call, recorded at syscall exit.
+// Open is an open(2), openat(2), openat2(2) or creat(2), recorded at its
+// return. Opens by io_uring are IOUring events; exec's own open of the
+// program is the Exec event.
 type Open struct {
-	Syscall  string `json:"syscall"` // "openat" or "openat2"
-	Dirfd    int32  `json:"dirfd"`
-	Path     string `json:"path"` // as given by the caller (may be relative)
-	Flags    uint64 `json:"flags"`
-	Mode     uint64 `json:"mode"`
-	Ret      int64  `json:"ret"` // fd, or -errno
+	// File is the file the returned descriptor refers to, resolved by the
+	// kernel; absent when the open failed.
+	File *ResolvedPath `json:"file,omitempty"`
+	// Name is the name the caller passed.
+	Name  Name   `json:"name"`
+	Dirfd int32  `json:"dirfd"`
+	Flags uint64 `json:"flags"`
+	Mode  uint64 `json:"mode"`
+	Ret   int64  `json:"ret"` // the descriptor, or -errno
+	// Access is from the opened file's mode when the open succeeded, from
+	// the flags otherwise.
 	Access   string `json:"access"`
 	Create   bool   `json:"create"`
 	Truncate bool   `json:"truncate"`
 	Append   bool   `json:"append"`
-	// PathTruncated is true when the path did not fit the capture buffer.
-	PathTruncated bool `json:"path_truncated,omitempty"`
+	Syscall  string `json:"syscall"` // "open", "openat", "openat2" or "creat"
+	Ino      uint64 `json:"ino,omitempty"`
+	Dev      uint32 `json:"dev,omitempty"`
 }
 
-// Connect is a connect(2) call, recorded at syscall exit.
-type Connect struct {
-	Fd     int32  `json:"fd"`
+// FileOp is a change to the file tree, recorded at the syscall's return
+// with its result: unlink/unlinkat, rmdir, mkdir/mkdirat, mknod/mknodat,
+// rename/renameat/renameat2, link/linkat, symlink/symlinkat,
+// chmod/fchmod/fchmodat, chown/fchown/lchown/fchownat, truncate/ftruncate.
+type FileOp struct {
+	// File is the object of a descriptor-based call (fchmod, fchown,
+	// ftruncate), resolved by the kernel.
+	File *ResolvedPath `json:"file,omitempty"`
+	// Name is the object's name (absent for a descriptor-based call).
+	Name *Name `json:"name,omitempty"`
+	// NewName is a rename's destination, a link's new name, or a
+	// symlink's own name.
+	NewName *Name `json:"new_name,omitempty"`
+	// Target is a symlink's content, as given.
+	Target *Bytes  `json:"target,omitempty"`
+	Mode   *uint32 `json:"mode,omitempty"`   // chmod, mkdir, mknod
+	UID    *uint32 `json:"uid,omitempty"`    // chown (4294967295: unchanged)
+	GID    *uint32 `json:"gid,omitempty"`    // chown
+	Length *int64  `json:"length,omitempty"` // truncate
+	// Flags are the call's flags argument (rename's RENAME_*, the
+	// AT_* flags of the *at calls), or mknod's device number.
+	Flags   uint64 `json:"flags,omitempty"`
+	Syscall string `json:"syscall"`
+	Ret     int64  `json:"ret"` // 0, or -errno
+}
+
+// Net is a socket call with an address, recorded at its return: connect
+// (the destination), sendto/sendmsg naming a destination, bind (the local
+// address) and listen (the local address).
+type Net struct {
 	Family string `json:"family"` // "inet", "inet6", "unix", or "af_<n>"
-	Addr   string `json:"addr"`   // IP address text, or unix socket path
-	Port   uint16 `json:"port"`
-	Ret    int64  `json:"ret"` // 0, or -errno (-EINPROGRESS for non-blocking)
+	// Addr is the IP address text, or the unix socket path ("@name" for
+	// an abstract one).
+	Addr Bytes  `json:"addr"`
+	Port uint16 `json:"port"`
+	// AddrFrom says where the address was read: "socket" (the kernel's
+	// socket after the call: a connected peer, a bound local end) or
+	// "caller" (the sockaddr in the caller's memory, read after the call;
+	// another thread can change it during the call).
+	AddrFrom string `json:"addr_from"`
+	SockType string `json:"sock_type"` // "stream", "dgram", "seqpacket", "raw", or "type_<n>"
+	Fd       int32  `json:"fd"`
+	Syscall  string `json:"syscall"`
+	// Ret is the call's result: 0 or a byte count, or -errno
+	// (-EINPROGRESS for a non-blocking connect).
+	Ret int64 `json:"ret"`
+}
+
+// Migrate is a task of the run moved to another cgroup, or a task outside
+// the run moved into the session cgroup (WasTracked false: from then on it
+// is a task of the run). The event's pid, tid and comm are the moved task's.
+type Migrate struct {
+	DstCgroupID uint64 `json:"dst_cgroup_id"`
+	DstPath     Bytes  `json:"dst_path"`
+	MoverPID    uint32 `json:"mover_pid"`
+	MoverTID    uint32 `json:"mover_tid"`
+	WasTracked  bool   `json:"was_tracked"`
+	// DefaultHierarchy is true for a cgroup v2 move; false for a v1
+	// hierarchy (which says nothing about the session).
+	DefaultHierarchy bool `json:"default_hierarchy"`
+	IntoSession      bool `json:"into_session"`
+	Threadgroup      bool `json:"threadgroup"`
 }
 
 // SDK event types a workload may report about itself.
@@ -127,4 +294,53 @@ type SDK struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// Status is "ok" or "error" on tool_call_completed and run_finished.
 	Status string `json:"status,omitempty"`
+}
+
+// IOUring is the completion of an io_uring request of the run. The
+// opcode and result are recorded; for an open (IORING_OP_OPENAT,
+// IORING_OP_OPENAT2) that succeeded, the file it opened. Other operations'
+// arguments are not decoded.
+type IOUring struct {
+	Opcode   uint32        `json:"opcode"`
+	Op       string        `json:"op"` // "openat", "connect", ...; "op_<n>" otherwise
+	Res      int64         `json:"res"`
+	UserData uint64        `json:"user_data"`
+	File     *ResolvedPath `json:"file,omitempty"`
+	Access   string        `json:"access,omitempty"`
+	Ino      uint64        `json:"ino,omitempty"`
+	Dev      uint32        `json:"dev,omitempty"`
+}
+
+// Path is the name as a path: Requested when it is absolute (or there is
+// no directory), else Dir and Requested joined by "/". The join is
+// textual: "..", "." and symlinks are left as they are.
+func (n Name) Path() Bytes {
+	if n.Dir == nil || len(n.Requested) > 0 && n.Requested[0] == '/' {
+		return n.Requested
+	}
+	if n.Dir.Path == "/" {
+		return "/" + n.Requested
+	}
+	return n.Dir.Path + "/" + n.Requested
+}
+
+// ObjectPath is the path of the object a FileOp acted on: the resolved
+// file of a descriptor-based call, else its name's path.
+func (f *FileOp) ObjectPath() Bytes {
+	if f.File != nil {
+		return f.File.Path
+	}
+	if f.Name != nil {
+		return f.Name.Path()
+	}
+	return ""
+}
+
+// Path is the opened file's resolved path, or for a failed open the
+// name's path.
+func (o *Open) Path() Bytes {
+	if o.File != nil {
+		return o.File.Path
+	}
+	return o.Name.Path()
 }

@@ -20,9 +20,8 @@ type Bundle struct {
 }
 
 // Assemble builds a complete, self-consistent Bundle from what the runner
-// observed. It sorts the kernel events by Seq, makes their strings valid
-// UTF-8 (see sanitizeKernel), and derives from them what
-// must agree with them: Counts, SeqGaps, SessionTasks, NonUTF8Events and SDKEvents in the
+// observed. It sorts the kernel events by Seq and derives from them what
+// must agree with them: Counts, SeqGaps, SessionTasks and SDKEvents in the
 // health input (the caller's values for those are replaced), the capability surface and,
 // when there are SDK events, the correlation report. Every document gets
 // run.RunID.
@@ -40,7 +39,6 @@ func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *
 	if len(sdk) == 0 {
 		sdk = nil
 	}
-	in.NonUTF8Events = sanitizeKernel(k)
 	in.Counts = CountKinds(k)
 	in.SeqGaps = SeqGaps(k)
 	in.SessionTasks = BalanceSessionTasks(k)

@@ -53,7 +53,9 @@ func Check(b *Bundle) error {
 	if err := checkSDK(b); err != nil {
 		return err
 	}
-	if f := surfaceDiff(b.Kernel, &b.Surface); f != "" {
+	surface := BuildSurface(b.Kernel)
+	surface.RunID = id
+	if f := firstDiff(surface, b.Surface); f != "" {
 		return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
 	}
 	if b.Correlation != nil {
@@ -86,11 +88,18 @@ func checkHealth(b *Bundle) error {
 		{"cgroup_correlation.left_session_examples", h.CgroupCorrelation.LeftSessionExamples, st.LeftExamples},
 		{"cgroup_correlation.entered_session_tasks", h.CgroupCorrelation.EnteredSessionTasks, st.Entered},
 		{"cgroup_correlation.entered_session_examples", h.CgroupCorrelation.EnteredSessionExamples, st.EnteredExamples},
+		{"cgroup_correlation.moved_out_tasks", h.CgroupCorrelation.MovedOutTasks, st.MovedOut},
+		{"cgroup_correlation.moved_out_examples", h.CgroupCorrelation.MovedOutExamples, st.MovedOutExamples},
+		{"cgroup_correlation.joined_tasks", h.CgroupCorrelation.JoinedTasks, st.Joined},
+		{"cgroup_correlation.joined_examples", h.CgroupCorrelation.JoinedExamples, st.JoinedExamples},
 	}
 	for _, c := range taskChecks {
 		if !sameJSON(c.got, c.want) {
 			return entryErr(EntryHealth, "%s is %s but %s derives %s", c.field, compact(c.got), EntryKernel, compact(c.want))
 		}
+	}
+	if bad := coverageProbeMismatch(h.Coverage, h.Probes); bad != "" {
+		return entryErr(EntryHealth, "coverage: %s", bad)
 	}
 	if h.KernelLayer.Status == LayerAbsent && len(b.Kernel) > 0 {
 		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, len(b.Kernel))
@@ -111,6 +120,7 @@ func checkHealth(b *Bundle) error {
 		{"kernel_layer.reasons", h.KernelLayer.Reasons, want.KernelLayer.Reasons},
 		{"sdk_layer.status", h.SDKLayer.Status, want.SDKLayer.Status},
 		{"probes", h.Probes, want.Probes},
+		{"coverage", h.Coverage, want.Coverage},
 	}
 	for _, c := range checks {
 		if !sameJSON(c.got, c.want) {

@@ -76,7 +76,15 @@ func TestCheckRejects(t *testing.T) {
 		{"drop total", func(b *evidence.Bundle) { b.Health.RingbufDrops.Total = 7 }, evidence.EntryHealth, "ringbuf_drops.total is 7"},
 		{"complete without drain", func(b *evidence.Bundle) { b.Health.Drain.Proven = false }, evidence.EntryHealth, "kernel_layer.status"},
 		{"clean with stragglers", func(b *evidence.Bundle) { b.Health.CgroupCorrelation.StragglersKilled = 1 }, evidence.EntryHealth, "cgroup_correlation.status"},
-		{"complete with a failed required probe", func(b *evidence.Bundle) { b.Health.Probes[0].Attached = false }, evidence.EntryHealth, "kernel_layer.status"},
+		{"probe detached behind the coverage's back", func(b *evidence.Bundle) { b.Health.Probes[1].Attached = false }, evidence.EntryHealth, "coverage: class exec"},
+		{"complete with a failed required probe", func(b *evidence.Bundle) {
+			b.Health.Probes[1].Attached = false
+			for i := range b.Health.Coverage.Covered {
+				if b.Health.Coverage.Covered[i].Hook == b.Health.Probes[1].Name {
+					b.Health.Coverage.Covered[i].Attached = false
+				}
+			}
+		}, evidence.EntryHealth, "kernel_layer.status"},
 		{"reasons rewritten", func(b *evidence.Bundle) {
 			b.Health.KernelLayer.Status = evidence.LayerPartial
 			b.Health.KernelLayer.Reasons = []string{"felt like it"}

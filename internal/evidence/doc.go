@@ -10,9 +10,9 @@ package evidence
 
 // Schema ids carried in the "schema" field of each document.
 const (
-	ManifestSchema    = "vigil.manifest/v1"
-	RunSchema         = "vigil.run/v1"
-	SurfaceSchema     = "vigil.capability-surface/v1"
+	ManifestSchema    = "vigil.manifest/v2"
+	RunSchema         = "vigil.run/v2"
+	SurfaceSchema     = "vigil.capability-surface/v2"
 	CorrelationSchema = "vigil.correlation-report/v1"
-	HealthSchema      = "vigil.observation-health/v1"
+	HealthSchema      = "vigil.observation-health/v2"
 )

@@ -50,22 +50,28 @@ type HealthInput struct {
 	// submitted; Drops counts, per kind, the events the kernel could not
 	// emit. A nil Emitted means the capture does not report it.
 	Emitted, Drops map[event.Kind]uint64
-	// RingFull and InflightFull split Drops by cause: a failed ring-buffer
-	// reservation, or a syscall whose arguments could not be stashed
-	// because the in-flight map was full. Both nil means the capture does
-	// not split its drops; otherwise they must add up to Drops per kind.
-	RingFull, InflightFull map[event.Kind]uint64
+	// RingFull, SlotsBusy and AfterClose split Drops by cause: a failed
+	// ring-buffer reservation; every record slot of the CPU held by other
+	// tasks; a task of the run that acted after the capture closed (it was
+	// still alive outside the session cgroup). All nil means the capture
+	// does not split its drops; otherwise they add up to Drops per kind.
+	RingFull, SlotsBusy, AfterClose map[event.Kind]uint64
+	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
+	// the capture does not decode.
+	Compat map[event.Kind]uint64
+	// Untracked counts new tasks of the run the kernel could not mark as
+	// such (out of memory): what they did was not captured.
+	Untracked uint64
+	// Coverage is what the capture declares it observes on this host.
+	Coverage Coverage
 	// DecodeErrors counts ring-buffer records user space could not decode;
 	// DecodeDetail describes the first one.
 	DecodeErrors uint64
 	DecodeDetail string
-	// ReadFaults counts archived events whose path, argv0 or address the
-	// kernel could not read in full (the string is empty or partial).
+	// ReadFaults counts archived events with a part missing: a memory read
+	// failed, or a path or argument list was longer than the capture keeps
+	// (the event marks which).
 	ReadFaults uint64
-	// NonUTF8Events counts archived events with a string that was not
-	// valid UTF-8, archived with U+FFFD in place of the invalid bytes.
-	// Assemble fills it.
-	NonUTF8Events uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on that CPU. The kernel counts them
 	// before the cgroup filter, so they may or may not concern the session.
@@ -110,12 +116,14 @@ type Health struct {
 	DecodeErrors      uint64                `json:"decode_errors"`
 	DecodeDetail      string                `json:"decode_detail,omitempty"`
 	ReadFaults        uint64                `json:"read_faults"`
-	NonUTF8Events     uint64                `json:"non_utf8_events"`
+	CompatSyscalls    map[event.Kind]uint64 `json:"compat_syscalls"`
+	UntrackedTasks    uint64                `json:"untracked_tasks"`
 	ProgramMisses     map[string]uint64     `json:"program_misses"`
 	SeqGaps           uint64                `json:"seq_gaps"`
 	Drain             Drain                 `json:"drain"`
 	CgroupCorrelation CgroupCorrelation     `json:"cgroup_correlation"`
 	Probes            []Probe               `json:"probes"`
+	Coverage          Coverage              `json:"coverage"`
 	Counts            map[event.Kind]uint64 `json:"counts"`
 	SDKLayer          SDKLayer              `json:"sdk_layer"`
 }
@@ -141,9 +149,12 @@ type Drops struct {
 type DropCauses struct {
 	// RingFull counts failed ring-buffer reservations.
 	RingFull map[event.Kind]uint64 `json:"ring_full"`
-	// InflightFull counts syscalls whose arguments could not be stashed
-	// at entry because the in-flight map was full.
-	InflightFull map[event.Kind]uint64 `json:"inflight_full"`
+	// SlotsBusy counts records abandoned because every record slot of
+	// the CPU was held by other tasks.
+	SlotsBusy map[event.Kind]uint64 `json:"slots_busy"`
+	// AfterClose counts actions of tasks of the run after the capture
+	// closed (tasks still alive outside the session cgroup).
+	AfterClose map[event.Kind]uint64 `json:"after_close"`
 }
 
 // Drain records whether the ring buffer was proven empty at the end.
@@ -168,6 +179,12 @@ type CgroupCorrelation struct {
 	LeftSessionExamples    []TaskRef `json:"left_session_examples"`
 	EnteredSessionTasks    uint64    `json:"entered_session_tasks"`
 	EnteredSessionExamples []TaskRef `json:"entered_session_examples"`
+	// MovedOutTasks counts moves of tasks of the run out of the session
+	// cgroup; JoinedTasks counts tasks that joined it from outside.
+	MovedOutTasks    uint64    `json:"moved_out_tasks"`
+	MovedOutExamples []TaskRef `json:"moved_out_examples"`
+	JoinedTasks      uint64    `json:"joined_tasks"`
+	JoinedExamples   []TaskRef `json:"joined_examples"`
 }
 
 // SDKLayer is the verdict on the workload's self-report.
@@ -186,24 +203,26 @@ type SDKLayer struct {
 // clean.
 func BuildHealth(runID string, in HealthInput) Health {
 	h := Health{
-		Schema:        HealthSchema,
-		RunID:         runID,
-		RingbufDrops:  Drops{PerKind: kindMap(in.Drops)},
-		DecodeErrors:  in.DecodeErrors,
-		DecodeDetail:  oneLine(in.DecodeDetail),
-		ReadFaults:    in.ReadFaults,
-		NonUTF8Events: in.NonUTF8Events,
-		ProgramMisses: probeMap(in.ProgramMisses),
-		SeqGaps:       in.SeqGaps,
-		Drain:         Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
-		Probes:        sortedProbes(in.Probes),
-		Counts:        kindMap(in.Counts),
+		Schema:         HealthSchema,
+		RunID:          runID,
+		RingbufDrops:   Drops{PerKind: kindMap(in.Drops)},
+		DecodeErrors:   in.DecodeErrors,
+		DecodeDetail:   oneLine(in.DecodeDetail),
+		ReadFaults:     in.ReadFaults,
+		CompatSyscalls: kindMap(in.Compat),
+		UntrackedTasks: in.Untracked,
+		Coverage:       in.Coverage.normalized(),
+		ProgramMisses:  probeMap(in.ProgramMisses),
+		SeqGaps:        in.SeqGaps,
+		Drain:          Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
+		Probes:         sortedProbes(in.Probes),
+		Counts:         kindMap(in.Counts),
 	}
 	if in.Emitted != nil {
 		h.Emitted = kindMap(in.Emitted)
 	}
-	if in.RingFull != nil || in.InflightFull != nil {
-		h.RingbufDrops.Causes = &DropCauses{RingFull: kindMap(in.RingFull), InflightFull: kindMap(in.InflightFull)}
+	if in.RingFull != nil || in.SlotsBusy != nil || in.AfterClose != nil {
+		h.RingbufDrops.Causes = &DropCauses{RingFull: kindMap(in.RingFull), SlotsBusy: kindMap(in.SlotsBusy), AfterClose: kindMap(in.AfterClose)}
 	}
 	for _, n := range h.RingbufDrops.PerKind {
 		h.RingbufDrops.Total += n
@@ -223,6 +242,10 @@ func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrel
 		LeftSessionExamples:    examples(append([]TaskRef{}, in.SessionTasks.LeftExamples...)),
 		EnteredSessionTasks:    in.SessionTasks.Entered,
 		EnteredSessionExamples: examples(append([]TaskRef{}, in.SessionTasks.EnteredExamples...)),
+		MovedOutTasks:          in.SessionTasks.MovedOut,
+		MovedOutExamples:       examples(append([]TaskRef{}, in.SessionTasks.MovedOutExamples...)),
+		JoinedTasks:            in.SessionTasks.Joined,
+		JoinedExamples:         examples(append([]TaskRef{}, in.SessionTasks.JoinedExamples...)),
 		Reasons:                []string{},
 	}
 	failed := false
@@ -244,21 +267,23 @@ func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrel
 	if in.StragglersKilled > 0 {
 		c.Reasons = append(c.Reasons, fmt.Sprintf("%d straggler process(es) killed after the grace period", in.StragglersKilled))
 	}
+	if n := in.SessionTasks.MovedOut; n > 0 {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("%d move(s) of tasks of the run out of the session cgroup: they stayed captured (tasks are followed by descent), but the cgroup no longer held them for waiting and killing", n))
+	}
+	if n := in.SessionTasks.Joined; n > 0 {
+		c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) joined the session cgroup from outside: captured from the moment they joined, not before", n))
+	}
 	if n := in.SessionTasks.Left; n > 0 {
-		// A missing exit means escape only when the capture lost nothing;
-		// otherwise the exit may be among the lost events.
+		// A missing exit means a live task only when the capture lost
+		// nothing; otherwise the exit may be among the lost events.
 		if kernelLossless(in) {
-			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) created in the session were not seen exiting in it: they left the session cgroup, and what they did afterwards was not captured", n))
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) of the run were not seen exiting: still alive when the capture closed, and what they did afterwards was not captured", n))
 		} else {
-			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) created in the session were not seen exiting in it: they left the session cgroup or their exit was lost, and what they did after leaving was not captured", n))
+			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) of the run were not seen exiting: still alive when the capture closed, or their exit was lost", n))
 		}
 	}
 	if n := in.SessionTasks.Entered; n > 0 {
-		if kernelLossless(in) {
-			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) exited in the session that were not created in it: they joined the session cgroup from outside, and what they did before joining was not captured", n))
-		} else {
-			c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) exited in the session that were not seen created in it: they joined the session cgroup from outside or their fork was lost", n))
-		}
+		c.Reasons = append(c.Reasons, fmt.Sprintf("%d task(s) exited that were not seen created or joining: their fork was lost", n))
 	}
 	switch {
 	case failed:
@@ -308,7 +333,7 @@ func buildKernelLayer(in HealthInput, h Health) KernelLayer {
 	if d := h.RingbufDrops; d.Total > 0 {
 		r := fmt.Sprintf("ring buffer dropped %d events (%s)", d.Total, nonZero(d.PerKind))
 		if c := d.Causes; c != nil {
-			r += fmt.Sprintf("; causes: ring buffer full %d, in-flight map full %d", sum(c.RingFull), sum(c.InflightFull))
+			r += fmt.Sprintf("; causes: ring buffer full %d, record slots busy %d, after the capture closed %d", sum(c.RingFull), sum(c.SlotsBusy), sum(c.AfterClose))
 		}
 		k.Reasons = append(k.Reasons, r)
 	}
@@ -325,10 +350,18 @@ func buildKernelLayer(in HealthInput, h Health) KernelLayer {
 		k.Reasons = append(k.Reasons, r)
 	}
 	if h.ReadFaults > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events carry a path, argv0 or address the kernel could not read in full", h.ReadFaults))
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events have a part missing: a memory read failed, or a path or argument list was longer than the capture keeps", h.ReadFaults))
 	}
-	if h.NonUTF8Events > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events carry a string that is not valid UTF-8, archived with U+FFFD in place of the invalid bytes", h.NonUTF8Events))
+	if n := sum(h.CompatSyscalls); n > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
+	}
+	if h.UntrackedTasks > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d new task(s) of the run could not be marked as such in the kernel: what they did was not captured", h.UntrackedTasks))
+	}
+	for _, c := range h.Coverage.Covered {
+		if !c.Attached {
+			k.Reasons = append(k.Reasons, "covered class "+c.Class+" has no attached hook ("+c.Hook+")")
+		}
 	}
 	if n := sumProbes(h.ProgramMisses); n > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("the kernel skipped %d probe runs (%s) because another BPF program was running on the CPU; they may or may not concern the session", n, nonZeroProbes(h.ProgramMisses)))
@@ -385,7 +418,9 @@ func InputOf(h Health) HealthInput {
 		DecodeErrors:          h.DecodeErrors,
 		DecodeDetail:          h.DecodeDetail,
 		ReadFaults:            h.ReadFaults,
-		NonUTF8Events:         h.NonUTF8Events,
+		Compat:                copyKinds(h.CompatSyscalls),
+		Untracked:             h.UntrackedTasks,
+		Coverage:              h.Coverage,
 		ProgramMisses:         copyProbes(h.ProgramMisses),
 		DrainProven:           h.Drain.Proven,
 		DrainDetail:           h.Drain.Detail,
@@ -393,10 +428,14 @@ func InputOf(h Health) HealthInput {
 		OutsideEvents:         h.CgroupCorrelation.OutsideEvents,
 		StragglersKilled:      h.CgroupCorrelation.StragglersKilled,
 		SessionTasks: SessionTasks{
-			Left:            h.CgroupCorrelation.LeftSessionTasks,
-			Entered:         h.CgroupCorrelation.EnteredSessionTasks,
-			LeftExamples:    h.CgroupCorrelation.LeftSessionExamples,
-			EnteredExamples: h.CgroupCorrelation.EnteredSessionExamples,
+			Left:             h.CgroupCorrelation.LeftSessionTasks,
+			Entered:          h.CgroupCorrelation.EnteredSessionTasks,
+			LeftExamples:     h.CgroupCorrelation.LeftSessionExamples,
+			EnteredExamples:  h.CgroupCorrelation.EnteredSessionExamples,
+			MovedOut:         h.CgroupCorrelation.MovedOutTasks,
+			Joined:           h.CgroupCorrelation.JoinedTasks,
+			MovedOutExamples: h.CgroupCorrelation.MovedOutExamples,
+			JoinedExamples:   h.CgroupCorrelation.JoinedExamples,
 		},
 		Counts:      copyKinds(h.Counts),
 		SeqGaps:     h.SeqGaps,
@@ -410,18 +449,20 @@ func InputOf(h Health) HealthInput {
 	if c := h.RingbufDrops.Causes; c != nil {
 		// Never nil: a document that records causes keeps recording them.
 		in.RingFull = kindMap(c.RingFull)
-		in.InflightFull = kindMap(c.InflightFull)
+		in.SlotsBusy = kindMap(c.SlotsBusy)
+		in.AfterClose = kindMap(c.AfterClose)
 	}
 	return in
 }
 
 // causeMismatch names the kinds whose drop causes do not add up to the
-// drops, as "kind: ring full + in-flight full != drops, ...", or "".
+// drops, as "kind: ring full + slots busy + after close != drops, ...",
+// or "".
 func causeMismatch(perKind map[event.Kind]uint64, c *DropCauses) string {
 	var parts []string
-	for _, k := range sortedKinds(perKind, c.RingFull, c.InflightFull) {
-		if r, f := c.RingFull[k], c.InflightFull[k]; r+f != perKind[k] {
-			parts = append(parts, fmt.Sprintf("%s: %d + %d != %d", k, r, f, perKind[k]))
+	for _, k := range sortedKinds(perKind, c.RingFull, c.SlotsBusy, c.AfterClose) {
+		if r, b, a := c.RingFull[k], c.SlotsBusy[k], c.AfterClose[k]; r+b+a != perKind[k] {
+			parts = append(parts, fmt.Sprintf("%s: %d + %d + %d != %d", k, r, b, a, perKind[k]))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -41,7 +41,7 @@ func TestBuildHealth(t *testing.T) {
 			kernel: "partial", kernelWhy: []string{"no probes reported"}, corr: "clean", sdk: "absent"},
 		{name: "required probe missing", mod: func(in *evidence.HealthInput) {
 			in.Probes[3].Attached, in.Probes[3].Error = false, "EPERM"
-		}, kernel: "partial", kernelWhy: []string{"required probe tp/syscalls/sys_exit_openat did not attach: EPERM"}, corr: "clean", sdk: "absent"},
+		}, kernel: "partial", kernelWhy: []string{"required probe tp_btf/sys_exit did not attach: EPERM"}, corr: "clean", sdk: "absent"},
 		{name: "optional probe missing is still complete", mod: func(in *evidence.HealthInput) {
 			in.Probes = append(in.Probes, evidence.Probe{Name: "kprobe/extra", Attached: false, Required: false, Error: "ENOENT"})
 		}, kernel: "complete", corr: "clean", sdk: "absent"},
@@ -51,20 +51,31 @@ func TestBuildHealth(t *testing.T) {
 		{name: "drops split by cause", mod: func(in *evidence.HealthInput) {
 			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
 			in.RingFull = map[event.Kind]uint64{event.KindOpen: 3}
-			in.InflightFull = map[event.Kind]uint64{event.KindExec: 1}
-		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3); causes: ring buffer full 3, in-flight map full 1"}, corr: "clean", sdk: "absent"},
+			in.SlotsBusy = map[event.Kind]uint64{event.KindExec: 1}
+		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3); causes: ring buffer full 3, record slots busy 1, after the capture closed 0"}, corr: "clean", sdk: "absent"},
 		{name: "drop causes that do not add up", mod: func(in *evidence.HealthInput) {
 			in.Drops = map[event.Kind]uint64{event.KindOpen: 3}
 			in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
-			in.InflightFull = map[event.Kind]uint64{event.KindConnect: 1}
-		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 3 events", "drop causes do not add up to the drops: open: 1 + 0 != 3, connect: 0 + 1 != 0"}, corr: "clean", sdk: "absent"},
+			in.AfterClose = map[event.Kind]uint64{event.KindConnect: 1}
+		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 3 events", "drop causes do not add up to the drops: open: 1 + 0 + 0 != 3, connect: 0 + 0 + 1 != 0"}, corr: "clean", sdk: "absent"},
 		{name: "drop causes all zero with no drops", mod: func(in *evidence.HealthInput) {
-			in.RingFull, in.InflightFull = map[event.Kind]uint64{}, map[event.Kind]uint64{}
+			in.RingFull, in.SlotsBusy, in.AfterClose = map[event.Kind]uint64{}, map[event.Kind]uint64{}, map[event.Kind]uint64{}
 		}, kernel: "complete", corr: "clean", sdk: "absent"},
 		{name: "read faults", mod: func(in *evidence.HealthInput) { in.ReadFaults = 2 },
-			kernel: "partial", kernelWhy: []string{"2 events carry a path, argv0 or address the kernel could not read in full"}, corr: "clean", sdk: "absent"},
-		{name: "strings made valid UTF-8", mod: func(in *evidence.HealthInput) { in.NonUTF8Events = 3 },
-			kernel: "partial", kernelWhy: []string{"3 events carry a string that is not valid UTF-8, archived with U+FFFD in place of the invalid bytes"}, corr: "clean", sdk: "absent"},
+			kernel: "partial", kernelWhy: []string{"2 events have a part missing"}, corr: "clean", sdk: "absent"},
+		{name: "compat syscalls", mod: func(in *evidence.HealthInput) { in.Compat = map[event.Kind]uint64{event.KindOpen: 2} },
+			kernel: "partial", kernelWhy: []string{"2 32-bit (compat) syscalls of the run were counted but not decoded (open: 2)"}, corr: "clean", sdk: "absent"},
+		{name: "untracked tasks", mod: func(in *evidence.HealthInput) { in.Untracked = 1 },
+			kernel: "partial", kernelWhy: []string{"1 new task(s) of the run could not be marked"}, corr: "clean", sdk: "absent"},
+		{name: "covered class not attached", mod: func(in *evidence.HealthInput) {
+			in.Coverage.Covered[0].Attached = false
+		}, kernel: "partial", kernelWhy: []string{"covered class exec has no attached hook (tp_btf/sched_process_exec)"}, corr: "clean", sdk: "absent"},
+		{name: "task moved out and back", mod: func(in *evidence.HealthInput) { in.SessionTasks.MovedOut = 1 },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation partial"},
+			corr: "partial", corrWhy: []string{"1 move(s) of tasks of the run out of the session cgroup: they stayed captured"}, sdk: "absent"},
+		{name: "task joined", mod: func(in *evidence.HealthInput) { in.SessionTasks.Joined = 2 },
+			kernel: "partial", kernelWhy: []string{"cgroup correlation partial"},
+			corr: "partial", corrWhy: []string{"2 task(s) joined the session cgroup from outside"}, sdk: "absent"},
 		{name: "program misses", mod: func(in *evidence.HealthInput) {
 			in.ProgramMisses = map[string]uint64{"sys_exit": 3, "sched_process_exec": 0, "sched_process_fork": 2}
 		}, kernel: "partial", kernelWhy: []string{"the kernel skipped 5 probe runs (sched_process_fork: 2, sys_exit: 3) because another BPF program was running on the CPU; they may or may not concern the session"}, corr: "clean", sdk: "absent"},
@@ -115,7 +126,7 @@ func TestBuildHealth(t *testing.T) {
 			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
 			in.DecodeErrors, in.DrainProven, in.StragglersKilled, in.ChildPlacedBeforeExec = 1, false, 1, false
 			in.ReadFaults, in.ProgramMisses = 4, map[string]uint64{"sys_exit": 1}
-		}, kernel: "partial", kernelWhy: []string{"required probe tp/sched/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "4 events carry", "skipped 1 probe runs (sys_exit: 1)", "drain not proven", "cgroup correlation failed"},
+		}, kernel: "partial", kernelWhy: []string{"required probe tp_btf/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "4 events have a part missing", "skipped 1 probe runs (sys_exit: 1)", "drain not proven", "cgroup correlation failed"},
 			corr: "failed", corrWhy: []string{"not placed", "1 straggler"}, sdk: "absent"},
 	}
 	for _, c := range cases {
@@ -201,7 +212,7 @@ func TestBuildHealthKeepsBreakdowns(t *testing.T) {
 	in := evidencetest.CleanInput()
 	in.Drops = map[event.Kind]uint64{event.KindOpen: 5, event.KindConnect: 1}
 	in.RingFull = map[event.Kind]uint64{event.KindOpen: 2}
-	in.InflightFull = map[event.Kind]uint64{event.KindOpen: 3, event.KindConnect: 1}
+	in.SlotsBusy = map[event.Kind]uint64{event.KindOpen: 3, event.KindConnect: 1}
 	in.ReadFaults = 7
 	in.ProgramMisses = map[string]uint64{"sys_exit": 9}
 	h := evidence.BuildHealth("r", in)
@@ -209,8 +220,8 @@ func TestBuildHealthKeepsBreakdowns(t *testing.T) {
 	if c == nil {
 		t.Fatal("ringbuf_drops.causes missing")
 	}
-	if h.RingbufDrops.PerKind[event.KindOpen] != 5 || c.RingFull[event.KindOpen] != 2 || c.InflightFull[event.KindOpen] != 3 || c.InflightFull[event.KindConnect] != 1 {
-		t.Errorf("breakdown lost: per_kind %v, ring_full %v, inflight_full %v", h.RingbufDrops.PerKind, c.RingFull, c.InflightFull)
+	if h.RingbufDrops.PerKind[event.KindOpen] != 5 || c.RingFull[event.KindOpen] != 2 || c.SlotsBusy[event.KindOpen] != 3 || c.SlotsBusy[event.KindConnect] != 1 {
+		t.Errorf("breakdown lost: per_kind %v, ring_full %v, slots_busy %v", h.RingbufDrops.PerKind, c.RingFull, c.SlotsBusy)
 	}
 	if h.ReadFaults != 7 || h.ProgramMisses["sys_exit"] != 9 {
 		t.Errorf("read_faults %d, program_misses %v", h.ReadFaults, h.ProgramMisses)
@@ -227,7 +238,7 @@ func TestBuildHealthKeepsBreakdowns(t *testing.T) {
 		t.Errorf("causes %v, program_misses %v", h.RingbufDrops.Causes, h.ProgramMisses)
 	}
 	data, _ := json.Marshal(h)
-	if !strings.Contains(string(data), `"read_faults":0,"non_utf8_events":0,"program_misses":{}`) || strings.Contains(string(data), "causes") {
+	if !strings.Contains(string(data), `"read_faults":0,"compat_syscalls":{`) || strings.Contains(string(data), "causes") {
 		t.Errorf("document: %s", data)
 	}
 }

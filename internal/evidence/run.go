@@ -1,5 +1,7 @@
 package evidence
 
+import "vigil/internal/event"
+
 // Run is run.json: what was run, where, when and how it ended.
 type Run struct {
 	Schema       string   `json:"schema"` // RunSchema
@@ -9,6 +11,9 @@ type Run struct {
 	// EnvNames are the names of the child's environment variables, sorted;
 	// values are never recorded.
 	EnvNames []string `json:"env_names"`
+	// Cwd is the working directory the command started in (relative
+	// names in its first events are relative to it).
+	Cwd event.Bytes `json:"cwd"`
 	// StartTime and EndTime are RFC3339Nano UTC wall-clock times.
 	StartTime string `json:"start_time"`
 	EndTime   string `json:"end_time"`

@@ -11,26 +11,33 @@ const maxTaskExamples = 5
 
 // TaskRef names one task in a health document.
 type TaskRef struct {
-	TID  uint32 `json:"tid"`
-	PID  uint32 `json:"pid"`
-	Comm string `json:"comm"`
+	TID  uint32      `json:"tid"`
+	PID  uint32      `json:"pid"`
+	Comm event.Bytes `json:"comm"`
 }
 
-// SessionTasks balances the tasks created in the session against the
-// tasks that exited in it. The capture reports every task created in the
-// session (including the first one, cloned into the session cgroup) with a
-// fork event and every task that exits in the session with an exit event;
-// a task created but never seen exiting left the session cgroup (or its
-// exit was lost), and what it did afterwards was not captured.
+// SessionTasks accounts for the run's tasks. The capture follows tasks by
+// descent: it reports every task of the run with a fork event (the first
+// one cloned into the session cgroup, io_uring workers included), a task
+// that joins the session cgroup from outside with a migration event, every
+// move of a task of the run to another cgroup, and every exit. A task
+// created but never seen exiting was still alive when the capture closed.
 type SessionTasks struct {
-	// Left counts fork events not followed by an exit of the same TID.
+	// Left counts tasks created (or joined) but not seen exiting: alive
+	// when the capture closed, what they did afterwards was not captured.
 	Left uint64
-	// Entered counts exit events of tasks that no fork created in the
-	// session: they joined from outside.
+	// Entered counts exit events of tasks neither created nor joined in
+	// the run (their fork was lost).
 	Entered uint64
-	// LeftExamples and EnteredExamples are the first few such tasks, in
-	// TID order.
-	LeftExamples, EnteredExamples []TaskRef
+	// MovedOut counts moves of tasks of the run out of the session cgroup
+	// (cgroup v2); they stayed captured, but vigil can no longer wait for
+	// or kill them through the cgroup.
+	MovedOut uint64
+	// Joined counts tasks that joined the session cgroup from outside;
+	// captured from then on.
+	Joined uint64
+	// The first few tasks of each, in TID order.
+	LeftExamples, EnteredExamples, MovedOutExamples, JoinedExamples []TaskRef
 }
 
 // BalanceSessionTasks derives SessionTasks from kernel events sorted by
@@ -50,8 +57,8 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 	last := map[uint32]TaskRef{}          // TID -> latest identity
 	groups := map[uint32]map[uint32]int{} // PID -> open TIDs of that group
 	var s SessionTasks
-	var entered []TaskRef
-	openTID := func(tid, pid uint32, comm string) {
+	var entered, movedOut, joined []TaskRef
+	openTID := func(tid, pid uint32, comm event.Bytes) {
 		open[tid]++
 		last[tid] = TaskRef{TID: tid, PID: pid, Comm: comm}
 		if groups[pid] == nil {
@@ -94,6 +101,21 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 					break
 				}
 			}
+		case event.KindCgroupMigrate:
+			m := e.Migrate
+			if m == nil {
+				continue
+			}
+			ref := TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm}
+			switch {
+			case !m.WasTracked:
+				s.Joined++
+				joined = append(joined, ref)
+				openTID(e.TID, e.PID, e.Comm)
+			case m.DefaultHierarchy && !m.IntoSession:
+				s.MovedOut++
+				movedOut = append(movedOut, ref)
+			}
 		case event.KindExit:
 			if _, ok := open[e.TID]; ok {
 				closeTID(e.TID)
@@ -113,6 +135,8 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 	}
 	s.LeftExamples = examples(left)
 	s.EnteredExamples = examples(entered)
+	s.MovedOutExamples = examples(movedOut)
+	s.JoinedExamples = examples(joined)
 	return s
 }
 

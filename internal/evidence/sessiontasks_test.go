@@ -18,15 +18,15 @@ func tfork(ppid, ptid, cpid, ctid uint32) event.Kernel {
 }
 
 func texit(pid, tid uint32, comm string) event.Kernel {
-	return event.Kernel{Kind: event.KindExit, PID: pid, TID: tid, Comm: comm, Exit: &event.Exit{}}
+	return event.Kernel{Kind: event.KindExit, PID: pid, TID: tid, Comm: event.Bytes(comm), Exit: &event.Exit{}}
 }
 
 func texec(pid, tid uint32, comm string) event.Kernel {
-	return event.Kernel{Kind: event.KindExec, PID: pid, TID: tid, Comm: comm, Exec: &event.Exec{Filename: "/bin/" + comm}}
+	return event.Kernel{Kind: event.KindExec, PID: pid, TID: tid, Comm: event.Bytes(comm), Exec: &event.Exec{File: event.ResolvedPath{Path: event.Bytes("/bin/" + comm)}}}
 }
 
 func topen(pid, tid uint32) event.Kernel {
-	return event.Kernel{Kind: event.KindOpen, PID: pid, TID: tid, Comm: "x", Open: &event.Open{Path: "/etc/hostname"}}
+	return event.Kernel{Kind: event.KindOpen, PID: pid, TID: tid, Comm: "x", Open: &event.Open{Name: event.Name{Requested: "/etc/hostname"}}}
 }
 
 func TestBalanceSessionTasks(t *testing.T) {
@@ -133,21 +133,21 @@ func TestSessionTasksInHealth(t *testing.T) {
 	}{
 		{"balanced", func(in *evidence.HealthInput) {}, evidence.CorrelationClean, ""},
 		{"left, nothing lost", func(in *evidence.HealthInput) { in.SessionTasks.Left = 2 }, evidence.CorrelationPartial,
-			"2 task(s) created in the session were not seen exiting in it: they left the session cgroup, and what they did afterwards was not captured"},
+			"2 task(s) of the run were not seen exiting: still alive when the capture closed, and what they did afterwards was not captured"},
 		{"left with drops", func(in *evidence.HealthInput) {
 			in.SessionTasks.Left = 1
 			in.Drops = map[event.Kind]uint64{event.KindExit: 1}
-		}, evidence.CorrelationPartial, "1 task(s) created in the session were not seen exiting in it: they left the session cgroup or their exit was lost"},
+		}, evidence.CorrelationPartial, "1 task(s) of the run were not seen exiting: still alive when the capture closed, or their exit was lost"},
 		{"left with drain unproven", func(in *evidence.HealthInput) {
 			in.SessionTasks.Left = 1
 			in.DrainProven = false
-		}, evidence.CorrelationPartial, "they left the session cgroup or their exit was lost"},
+		}, evidence.CorrelationPartial, "still alive when the capture closed, or their exit was lost"},
 		{"entered", func(in *evidence.HealthInput) { in.SessionTasks.Entered = 3 }, evidence.CorrelationPartial,
-			"3 task(s) exited in the session that were not created in it: they joined the session cgroup from outside"},
+			"3 task(s) exited that were not seen created or joining: their fork was lost"},
 		{"entered with drops", func(in *evidence.HealthInput) {
 			in.SessionTasks.Entered = 1
 			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
-		}, evidence.CorrelationPartial, "1 task(s) exited in the session that were not seen created in it: they joined the session cgroup from outside or their fork was lost"},
+		}, evidence.CorrelationPartial, "1 task(s) exited that were not seen created or joining: their fork was lost"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

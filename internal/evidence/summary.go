@@ -7,7 +7,7 @@ import (
 )
 
 // SummarySchema is the schema id of vigil inspect --json output.
-const SummarySchema = "vigil.inspect/v1"
+const SummarySchema = "vigil.inspect/v2"
 
 // Summary is what vigil inspect reports about an archive (and, as JSON,
 // the shape of inspect --json; schema "inspect"). Health is the archive's
@@ -31,14 +31,15 @@ type Summary struct {
 	TopPaths []PathCount `json:"top_paths"`
 	// DistinctPaths is how many different paths were opened, so a
 	// clipped TopPaths says how much it left out.
-	DistinctPaths int         `json:"distinct_paths"`
-	FilesRead     int         `json:"files_read"`
-	FilesWritten  int         `json:"files_written"`
-	FilesCreated  int         `json:"files_created"`
-	OpenFailures  int         `json:"open_failures"`
-	Execs         []string    `json:"execs"`
-	Network       []Endpoint  `json:"network"`
-	ToolCalls     []CallBrief `json:"tool_calls"`
+	DistinctPaths int           `json:"distinct_paths"`
+	FilesRead     int           `json:"files_read"`
+	FilesWritten  int           `json:"files_written"`
+	FilesCreated  int           `json:"files_created"`
+	OpenFailures  int           `json:"open_failures"`
+	FilesDeleted  int           `json:"files_deleted"`
+	Execs         []event.Bytes `json:"execs"`
+	Network       []Endpoint    `json:"network"`
+	ToolCalls     []CallBrief   `json:"tool_calls"`
 	// Unattributed counts kernel events inside no tool call's window; zero
 	// when there is no SDK layer.
 	Unattributed uint64 `json:"unattributed_events"`
@@ -46,8 +47,8 @@ type Summary struct {
 
 // PathCount is a path and how often it was opened.
 type PathCount struct {
-	Path  string `json:"path"`
-	Opens uint64 `json:"opens"`
+	Path  event.Bytes `json:"path"`
+	Opens uint64      `json:"opens"`
 }
 
 // CallBrief condenses one correlation-report tool call.
@@ -81,14 +82,19 @@ func Summarize(b *Bundle, top int) Summary {
 		FilesWritten: len(b.Surface.FilesWritten),
 		FilesCreated: len(b.Surface.FilesCreated),
 		OpenFailures: len(b.Surface.OpenFailures),
-		Execs:        append([]string{}, b.Surface.Execs...),
+		FilesDeleted: len(b.Surface.FilesDeleted),
+		Execs:        append([]event.Bytes{}, b.Surface.Execs...),
 		Network:      append([]Endpoint{}, b.Surface.Network...),
 		ToolCalls:    []CallBrief{},
 	}
-	opens := map[string]uint64{}
+	opens := map[event.Bytes]uint64{}
 	for i := range b.Kernel {
 		if o := b.Kernel[i].Open; o != nil {
-			opens[o.Path]++
+			if o.File != nil {
+				opens[o.File.Path]++
+			} else {
+				opens[o.Name.Path()]++
+			}
 		}
 	}
 	s.DistinctPaths = len(opens)

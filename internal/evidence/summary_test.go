@@ -18,7 +18,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("top paths %v of %d", s.TopPaths, s.DistinctPaths)
 	}
 	// Every worker file is opened twice; the failed open once.
-	if s.TopPaths[0].Path != "work/file-00000" || s.TopPaths[0].Opens != 2 || s.TopPaths[2].Path != "work/file-00002" {
+	if s.TopPaths[0].Path != "/home/agent/work/file-00000" || s.TopPaths[0].Opens != 2 || s.TopPaths[2].Path != "/home/agent/work/file-00002" {
 		t.Fatalf("top paths not by opens then path: %v", s.TopPaths)
 	}
 	if s.TotalEvents != 40 || len(s.ToolCalls) != 3 || s.ToolCalls[0].DurationNS != 12000 || s.Unattributed != 1 {
@@ -30,7 +30,7 @@ func TestSummarize(t *testing.T) {
 	}
 	text := s.Text()
 	for _, want := range []string{"kernel layer        complete", "events              40: exec 1, fork 2, exit 2, open 34, connect 1",
-		"read faults         0 events", "session tasks       0 left the session, 0 entered it", "skipped probe runs  none",
+		"read faults         0 events", "session tasks       0 alive at the end, 0 moved out of the session cgroup, 0 joined it", "skipped probe runs  none",
 		"top paths (3 of 18 distinct", "/usr/bin/agent", "inet 127.0.0.1 port 4318", "tool calls (3; 1 kernel events outside", "call_001"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
@@ -43,14 +43,14 @@ func TestSummarize(t *testing.T) {
 	in := evidence.InputOf(lossy.Health)
 	in.Drops = map[event.Kind]uint64{event.KindOpen: 4}
 	in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
-	in.InflightFull = map[event.Kind]uint64{event.KindOpen: 3}
+	in.SlotsBusy = map[event.Kind]uint64{event.KindOpen: 3}
 	in.ReadFaults, in.ProgramMisses = 2, map[string]uint64{"sys_exit": 5}
 	in.DecodeErrors, in.DecodeDetail = 1, "record of 3 bytes"
 	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
 	lt := evidence.Summarize(lossy, 3).Text()
-	for _, want := range []string{"kernel layer        partial", "drops by kind       open 4", "ring buffer full  open 1", "in-flight full    open 3",
+	for _, want := range []string{"kernel layer        partial", "drops by kind       open 4", "ring buffer full  open 1", "slots busy        open 3",
 		"first decode error  record of 3 bytes", "read faults         2 events", "skipped probe runs  5 (sys_exit: 5)",
-		"- 2 events carry a path"} {
+		"- 2 events have a part missing"} {
 		if !strings.Contains(lt, want) {
 			t.Errorf("text lacks %q:\n%s", want, lt)
 		}

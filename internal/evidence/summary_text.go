@@ -31,12 +31,15 @@ func (s Summary) Text() string {
 		p("                      - %s\n", r)
 	}
 	c := h.CgroupCorrelation
-	p("session tasks       %d left the session, %d entered it\n", c.LeftSessionTasks, c.EnteredSessionTasks)
-	if len(c.LeftSessionExamples) > 0 {
-		p("  left              %s\n", taskList(c.LeftSessionExamples))
-	}
-	if len(c.EnteredSessionExamples) > 0 {
-		p("  entered           %s\n", taskList(c.EnteredSessionExamples))
+	p("session tasks       %d alive at the end, %d moved out of the session cgroup, %d joined it, %d unexplained exits\n",
+		c.LeftSessionTasks, c.MovedOutTasks, c.JoinedTasks, c.EnteredSessionTasks)
+	for _, l := range []struct {
+		name string
+		refs []TaskRef
+	}{{"alive at end", c.LeftSessionExamples}, {"moved out", c.MovedOutExamples}, {"joined", c.JoinedExamples}, {"unexplained", c.EnteredSessionExamples}} {
+		if len(l.refs) > 0 {
+			p("  %-17s %s\n", l.name, taskList(l.refs))
+		}
 	}
 	drain := "not proven"
 	if h.Drain.Proven {
@@ -47,15 +50,16 @@ func (s Summary) Text() string {
 		p("drops by kind       %s\n", kindList(d.PerKind))
 		if c := d.Causes; c != nil {
 			p("  ring buffer full  %s\n", kindList(c.RingFull))
-			p("  in-flight full    %s\n", kindList(c.InflightFull))
+			p("  slots busy        %s\n", kindList(c.SlotsBusy))
+			p("  after close       %s\n", kindList(c.AfterClose))
 		}
 	}
 	if h.DecodeDetail != "" {
 		p("first decode error  %s\n", h.DecodeDetail)
 	}
-	p("read faults         %d events with a path, argv0 or address read only in part\n", h.ReadFaults)
-	if h.NonUTF8Events > 0 {
-		p("non-UTF-8 strings   %d events, archived with U+FFFD\n", h.NonUTF8Events)
+	p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
+	if n := sum(h.CompatSyscalls); n > 0 {
+		p("32-bit syscalls     %d counted, not decoded: %s\n", n, kindList(h.CompatSyscalls))
 	}
 	p("skipped probe runs  %s\n", probeList(h.ProgramMisses))
 	attached, required, reqAttached := 0, 0, 0
@@ -71,26 +75,37 @@ func (s Summary) Text() string {
 		}
 	}
 	p("probes              %d/%d attached (required %d/%d)\n", attached, len(h.Probes), reqAttached, required)
+	p("coverage            %d classes covered, %d not covered\n", len(h.Coverage.Covered), len(h.Coverage.NotCovered))
+	for _, c := range h.Coverage.Covered {
+		state := "attached"
+		if !c.Attached {
+			state = "NOT ATTACHED"
+		}
+		p("  %-16s  %s (%s): %s\n", c.Class, c.Hook, state, c.Source)
+	}
+	for _, c := range h.Coverage.NotCovered {
+		p("  %-16s  not covered: %s\n", c.Class, c.Why)
+	}
 	p("sdk layer           %s (%d events)\n", h.SDKLayer.Status, h.SDKLayer.Events)
 	for _, r := range h.SDKLayer.Problems {
 		p("                      - %s\n", r)
 	}
 	p("events              %d: %s\n", s.TotalEvents, kindList(h.Counts))
-	p("files               %d read, %d written, %d created, %d failed opens\n", s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures)
+	p("files               %d read, %d written, %d created, %d deleted, %d failed opens\n", s.FilesRead, s.FilesWritten, s.FilesCreated, s.FilesDeleted, s.OpenFailures)
 	p("\ntop paths (%d of %d distinct, by opens)\n", len(s.TopPaths), s.DistinctPaths)
 	for _, pc := range s.TopPaths {
-		p("  %6d  %s\n", pc.Opens, pc.Path)
+		p("  %6d  %s\n", pc.Opens, pc.Path.Text())
 	}
 	p("\nexecs (%d)\n", len(s.Execs))
 	for _, e := range s.Execs {
-		p("  %s\n", e)
+		p("  %s\n", e.Text())
 	}
 	p("\nnetwork endpoints (%d)\n", len(s.Network))
 	for _, n := range s.Network {
 		if n.Family == "unix" {
-			p("  unix %s\n", n.Addr)
+			p("  unix %s\n", n.Addr.Text())
 		} else {
-			p("  %s %s port %d\n", n.Family, n.Addr, n.Port)
+			p("  %s %s port %d\n", n.Family, n.Addr.Text(), n.Port)
 		}
 	}
 	if h.SDKLayer.Status == SDKAbsent {
@@ -144,7 +159,7 @@ func wallDuration(start, end string) string {
 func taskList(refs []TaskRef) string {
 	parts := make([]string, len(refs))
 	for i, r := range refs {
-		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm, r.TID, r.PID)
+		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm.Text(), r.TID, r.PID)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -8,35 +8,62 @@ import (
 	"vigil/internal/event"
 )
 
-// CapabilitySurface is capability-surface.json: what the run touched, as
-// sorted sets. Paths are as the program gave them (possibly relative).
+// CapabilitySurface is capability-surface.json: what the run did, as sorted
+// sets. A path is the kernel's resolved absolute path where the kernel
+// resolved one (an opened file, an executable); otherwise it is the name
+// the caller passed joined to the directory the kernel resolved it
+// against (see event.Name.Path). Only calls that succeeded count, except
+// in the two *_failures lists.
 type CapabilitySurface struct {
 	Schema string `json:"schema"` // SurfaceSchema
 	RunID  string `json:"run_id"`
-	// FilesRead are paths successfully opened for reading (read or
-	// read_write access).
-	FilesRead []string `json:"files_read"`
-	// FilesWritten are paths successfully opened for writing (write or
-	// read_write access, or with create/truncate/append).
-	FilesWritten []string `json:"files_written"`
-	// FilesCreated are paths successfully opened with O_CREAT (a subset of
-	// FilesWritten; the open may have found the file already there).
-	FilesCreated []string `json:"files_created"`
-	// OpenFailures are paths whose open returned an error; they are kept
+	// FilesRead are files opened for reading (read or read_write access).
+	FilesRead []event.Bytes `json:"files_read"`
+	// FilesWritten are files opened for writing (write or read_write
+	// access, or with create/truncate/append).
+	FilesWritten []event.Bytes `json:"files_written"`
+	// FilesCreated are files opened with O_CREAT (the open may have found
+	// the file there) and nodes made by mknod.
+	FilesCreated []event.Bytes `json:"files_created"`
+	// OpenFailures are names whose open returned an error; they are kept
 	// apart so the surface does not claim access that was refused.
-	OpenFailures []string `json:"open_failures"`
-	// Execs are the programs executed (the kernel's resolved filename).
-	Execs []string `json:"execs"`
+	OpenFailures []event.Bytes `json:"open_failures"`
+	// FilesDeleted are names unlinked or removed (rmdir).
+	FilesDeleted []event.Bytes `json:"files_deleted"`
+	// DirsCreated are directories made by mkdir.
+	DirsCreated []event.Bytes `json:"dirs_created"`
+	// FilesRenamed are rename pairs.
+	FilesRenamed []Rename `json:"files_renamed"`
+	// LinksCreated are the new names of hard and symbolic links.
+	LinksCreated []event.Bytes `json:"links_created"`
+	// ModeChanged are files whose mode or owner was changed.
+	ModeChanged []event.Bytes `json:"mode_changed"`
+	// FilesTruncated are files truncated by truncate/ftruncate.
+	FilesTruncated []event.Bytes `json:"files_truncated"`
+	// Execs are the programs executed (the kernel's resolved executable).
+	Execs []event.Bytes `json:"execs"`
+	// ExecFailures are names whose execve failed.
+	ExecFailures []event.Bytes `json:"exec_failures"`
 	// Network are the endpoints connect(2) was called on, whatever the
 	// result (non-blocking connects report -EINPROGRESS).
 	Network []Endpoint `json:"network"`
+	// NetworkSent are destinations named by sendto/sendmsg.
+	NetworkSent []Endpoint `json:"network_sent"`
+	// NetworkLocal are local addresses bound or listened on.
+	NetworkLocal []Endpoint `json:"network_local"`
 }
 
-// Endpoint is one connect target.
+// Endpoint is one socket address.
 type Endpoint struct {
-	Family string `json:"family"`
-	Addr   string `json:"addr"`
-	Port   uint16 `json:"port"`
+	Family string      `json:"family"`
+	Addr   event.Bytes `json:"addr"`
+	Port   uint16      `json:"port"`
+}
+
+// Rename is one rename: From became To.
+type Rename struct {
+	From event.Bytes `json:"from"`
+	To   event.Bytes `json:"to"`
 }
 
 // Open classes: an open can put its path in several lists at once.
@@ -44,184 +71,159 @@ const (
 	openRead uint8 = 1 << iota
 	openWritten
 	openCreated
-	openFailed
 )
 
-// openClasses says which lists of the surface an open event's path
-// belongs to.
-func openClasses(o *event.Open) uint8 {
-	if o.Ret < 0 {
-		return openFailed
-	}
+func openClasses(access string, create, truncate, appendMode bool) uint8 {
 	var c uint8
-	if o.Access == event.AccessRead || o.Access == event.AccessReadWrite {
+	if access == event.AccessRead || access == event.AccessReadWrite {
 		c |= openRead
 	}
-	if o.Access == event.AccessWrite || o.Access == event.AccessReadWrite || o.Create || o.Truncate || o.Append {
+	if access == event.AccessWrite || access == event.AccessReadWrite || create || truncate || appendMode {
 		c |= openWritten
 	}
-	if o.Create {
+	if create {
 		c |= openCreated
 	}
 	return c
 }
 
-// BuildSurface derives the capability surface from kernel events. RunID is
-// left for the caller (Assemble sets it). The paths are gathered in one
-// map and sorted once, since most paths appear in several lists.
-func BuildSurface(kernel []event.Kernel) CapabilitySurface {
-	paths := map[string]uint8{}
-	execs := map[string]bool{}
-	net := map[Endpoint]bool{}
-	for i := range kernel {
-		e := &kernel[i]
-		switch {
-		case e.Kind == event.KindOpen && e.Open != nil:
-			paths[e.Open.Path] |= openClasses(e.Open)
-		case e.Kind == event.KindExec && e.Exec != nil:
-			execs[e.Exec.Filename] = true
-		case e.Kind == event.KindConnect && e.Connect != nil:
-			c := e.Connect
-			net[Endpoint{Family: c.Family, Addr: c.Addr, Port: c.Port}] = true
-		}
-	}
-	s := CapabilitySurface{
-		Schema:       SurfaceSchema,
-		FilesRead:    []string{},
-		FilesWritten: []string{},
-		FilesCreated: []string{},
-		OpenFailures: []string{},
-		Execs:        sortedKeys(execs),
-		Network:      make([]Endpoint, 0, len(net)),
-	}
-	all := make([]string, 0, len(paths))
-	for p := range paths {
-		all = append(all, p)
-	}
-	slices.Sort(all)
-	for _, p := range all {
-		c := paths[p]
-		if c&openRead != 0 {
-			s.FilesRead = append(s.FilesRead, p)
-		}
-		if c&openWritten != 0 {
-			s.FilesWritten = append(s.FilesWritten, p)
-		}
-		if c&openCreated != 0 {
-			s.FilesCreated = append(s.FilesCreated, p)
-		}
-		if c&openFailed != 0 {
-			s.OpenFailures = append(s.OpenFailures, p)
-		}
-	}
-	for ep := range net {
-		s.Network = append(s.Network, ep)
-	}
-	slices.SortFunc(s.Network, compareEndpoints)
-	return s
-}
+type set map[event.Bytes]bool
 
-func compareEndpoints(a, b Endpoint) int {
-	if c := strings.Compare(a.Family, b.Family); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Addr, b.Addr); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Port, b.Port)
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
+func (s set) sorted() []event.Bytes {
+	out := make([]event.Bytes, 0, len(s))
+	for k := range s {
 		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// surfaceDiff names the first field (in document order) in which s differs
-// from BuildSurface(kernel), or returns "". It decides exactly what
-// comparing with BuildSurface would, without building and sorting the
-// sets: a list equals the derived one when it is strictly increasing and
-// holds exactly the derived members, so each list is checked for order,
-// each event's path is looked up in it, and every entry must have been
-// hit. RunID is not compared.
-func surfaceDiff(kernel []event.Kernel, s *CapabilitySurface) string {
-	type list struct {
-		name  string
-		items []string
-		hit   []bool
-		bad   bool
+type endpoints map[Endpoint]bool
+
+func (s endpoints) sorted() []Endpoint {
+	out := make([]Endpoint, 0, len(s))
+	for k := range s {
+		out = append(out, k)
 	}
-	lists := []*list{
-		{name: "files_read", items: s.FilesRead},
-		{name: "files_written", items: s.FilesWritten},
-		{name: "files_created", items: s.FilesCreated},
-		{name: "open_failures", items: s.OpenFailures},
-		{name: "execs", items: s.Execs},
-	}
-	for _, l := range lists {
-		l.hit = make([]bool, len(l.items))
-		// nil encodes as null, never as the derived [].
-		l.bad = l.items == nil || !strictlyIncreasing(l.items)
-	}
-	netHit := make([]bool, len(s.Network))
-	netBad := s.Network == nil || !slices.IsSortedFunc(s.Network, compareEndpoints)
-	for i := 1; !netBad && i < len(s.Network); i++ {
-		netBad = s.Network[i-1] == s.Network[i]
-	}
-	find := func(l *list, v string) {
-		if l.bad {
-			return
+	slices.SortFunc(out, compareEndpoints)
+	return out
+}
+
+// BuildSurface derives the capability surface from kernel events. RunID is
+// left for the caller (Assemble sets it).
+func BuildSurface(kernel []event.Kernel) CapabilitySurface {
+	read, written, created, openFailed := set{}, set{}, set{}, set{}
+	deleted, dirs, links, modes, truncated := set{}, set{}, set{}, set{}, set{}
+	execs, execFailed := set{}, set{}
+	renames := map[Rename]bool{}
+	connects, sent, local := endpoints{}, endpoints{}, endpoints{}
+	addOpen := func(p event.Bytes, c uint8) {
+		if c&openRead != 0 {
+			read[p] = true
 		}
-		if j, ok := slices.BinarySearch(l.items, v); ok {
-			l.hit[j] = true
-		} else {
-			l.bad = true
+		if c&openWritten != 0 {
+			written[p] = true
+		}
+		if c&openCreated != 0 {
+			created[p] = true
 		}
 	}
 	for i := range kernel {
 		e := &kernel[i]
 		switch {
-		case e.Kind == event.KindOpen && e.Open != nil:
-			c := openClasses(e.Open)
-			for bit, l := range lists[:4] {
-				if c&(1<<bit) != 0 {
-					find(l, e.Open.Path)
+		case e.Open != nil:
+			o := e.Open
+			if o.Ret < 0 || o.File == nil {
+				openFailed[o.Name.Path()] = true
+				continue
+			}
+			addOpen(o.File.Path, openClasses(o.Access, o.Create, o.Truncate, o.Append))
+		case e.IOUring != nil:
+			if u := e.IOUring; u.File != nil && u.Res >= 0 {
+				addOpen(u.File.Path, openClasses(u.Access, false, false, false))
+			}
+		case e.Exec != nil:
+			execs[e.Exec.File.Path] = true
+		case e.ExecFailed != nil:
+			execFailed[e.ExecFailed.Name.Path()] = true
+		case e.FileOp != nil:
+			f := e.FileOp
+			if f.Ret < 0 {
+				continue
+			}
+			switch e.Kind {
+			case event.KindUnlink, event.KindRmdir:
+				deleted[f.ObjectPath()] = true
+			case event.KindMkdir:
+				dirs[f.ObjectPath()] = true
+			case event.KindMknod:
+				created[f.ObjectPath()] = true
+			case event.KindRename:
+				if f.NewName != nil {
+					renames[Rename{From: f.ObjectPath(), To: f.NewName.Path()}] = true
+				}
+			case event.KindLink, event.KindSymlink:
+				if f.NewName != nil {
+					links[f.NewName.Path()] = true
+				}
+			case event.KindChmod, event.KindChown:
+				modes[f.ObjectPath()] = true
+			case event.KindTruncate:
+				truncated[f.ObjectPath()] = true
+			}
+		case e.Net != nil:
+			n := e.Net
+			ep := Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}
+			switch e.Kind {
+			case event.KindConnect:
+				connects[ep] = true
+			case event.KindSend:
+				if n.Ret >= 0 {
+					sent[ep] = true
+				}
+			case event.KindBind, event.KindListen:
+				if n.Ret == 0 {
+					local[ep] = true
 				}
 			}
-		case e.Kind == event.KindExec && e.Exec != nil:
-			find(lists[4], e.Exec.Filename)
-		case e.Kind == event.KindConnect && e.Connect != nil && !netBad:
-			c := e.Connect
-			ep := Endpoint{Family: c.Family, Addr: c.Addr, Port: c.Port}
-			if j, ok := slices.BinarySearchFunc(s.Network, ep, compareEndpoints); ok {
-				netHit[j] = true
-			} else {
-				netBad = true
-			}
 		}
 	}
-	if s.Schema != SurfaceSchema {
-		return "schema"
+	rs := make([]Rename, 0, len(renames))
+	for r := range renames {
+		rs = append(rs, r)
 	}
-	for _, l := range lists {
-		if l.bad || slices.Contains(l.hit, false) {
-			return l.name
+	slices.SortFunc(rs, func(a, b Rename) int {
+		if c := strings.Compare(string(a.From), string(b.From)); c != 0 {
+			return c
 		}
+		return strings.Compare(string(a.To), string(b.To))
+	})
+	return CapabilitySurface{
+		Schema:         SurfaceSchema,
+		FilesRead:      read.sorted(),
+		FilesWritten:   written.sorted(),
+		FilesCreated:   created.sorted(),
+		OpenFailures:   openFailed.sorted(),
+		FilesDeleted:   deleted.sorted(),
+		DirsCreated:    dirs.sorted(),
+		FilesRenamed:   rs,
+		LinksCreated:   links.sorted(),
+		ModeChanged:    modes.sorted(),
+		FilesTruncated: truncated.sorted(),
+		Execs:          execs.sorted(),
+		ExecFailures:   execFailed.sorted(),
+		Network:        connects.sorted(),
+		NetworkSent:    sent.sorted(),
+		NetworkLocal:   local.sorted(),
 	}
-	if netBad || slices.Contains(netHit, false) {
-		return "network"
-	}
-	return ""
 }
 
-func strictlyIncreasing(s []string) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i-1] >= s[i] {
-			return false
-		}
+func compareEndpoints(a, b Endpoint) int {
+	if c := strings.Compare(a.Family, b.Family); c != 0 {
+		return c
 	}
-	return true
+	if c := strings.Compare(string(a.Addr), string(b.Addr)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Port, b.Port)
 }

@@ -3,6 +3,7 @@ package evidence_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"vigil/internal/event"
@@ -11,11 +12,29 @@ import (
 )
 
 func open(seq uint64, path, access string, ret int64, create, trunc, app bool) event.Kernel {
-	return event.Kernel{Seq: seq, TimeNS: seq, Kind: event.KindOpen, Open: &event.Open{
-		Syscall: "openat", Path: path, Access: access, Ret: ret, Create: create, Truncate: trunc, Append: app}}
+	o := &event.Open{Syscall: "openat", Name: event.Name{Requested: event.Bytes(path)}, Access: access, Ret: ret, Create: create, Truncate: trunc, Append: app}
+	if ret >= 0 {
+		o.File = &event.ResolvedPath{Path: "/cwd/" + event.Bytes(strings.TrimPrefix(path, "/"))}
+	} else {
+		o.Name.Dir = &event.ResolvedPath{Path: "/cwd"}
+	}
+	return event.Kernel{Seq: seq, TimeNS: seq, Kind: event.KindOpen, Open: o}
+}
+
+func fileOp(seq uint64, kind event.Kind, name string, ret int64) event.Kernel {
+	return event.Kernel{Seq: seq, Kind: kind, FileOp: &event.FileOp{Name: &event.Name{Requested: event.Bytes(name), Dir: &event.ResolvedPath{Path: "/cwd"}}, Ret: ret}}
+}
+
+func net(seq uint64, kind event.Kind, family, addr string, port uint16, ret int64) event.Kernel {
+	return event.Kernel{Seq: seq, Kind: kind, Net: &event.Net{Family: family, Addr: event.Bytes(addr), Port: port, Ret: ret}}
 }
 
 func TestBuildSurface(t *testing.T) {
+	rename := fileOp(24, event.KindRename, "old", 0)
+	rename.FileOp.NewName = &event.Name{Requested: "/abs/new"}
+	link := fileOp(25, event.KindSymlink, "", 0)
+	link.FileOp.Name = nil
+	link.FileOp.NewName = &event.Name{Requested: "ln", Dir: &event.ResolvedPath{Path: "/"}}
 	k := []event.Kernel{
 		open(0, "/z/read", event.AccessRead, 3, false, false, false),
 		open(1, "/a/read-again", event.AccessRead, 3, false, false, false),
@@ -25,32 +44,52 @@ func TestBuildSurface(t *testing.T) {
 		open(5, "/w/log", event.AccessWrite, 3, false, false, true),
 		// O_RDONLY|O_TRUNC still changes the file: written, not read-only.
 		open(6, "/w/trunc-ro", event.AccessRead, 3, false, true, false),
-		open(7, "/denied", event.AccessWrite, -13, true, false, false),
-		{Seq: 8, Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/b", Argv0: "b"}},
-		{Seq: 9, Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/a", Argv0: "a"}},
-		{Seq: 10, Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/b", Argv0: "b"}},
-		{Seq: 11, Kind: event.KindConnect, Connect: &event.Connect{Family: "inet6", Addr: "::1", Port: 80, Ret: 0}},
-		{Seq: 12, Kind: event.KindConnect, Connect: &event.Connect{Family: "inet", Addr: "10.0.0.1", Port: 443, Ret: -115}},
-		{Seq: 13, Kind: event.KindConnect, Connect: &event.Connect{Family: "inet", Addr: "10.0.0.1", Port: 80, Ret: -111}},
-		{Seq: 14, Kind: event.KindConnect, Connect: &event.Connect{Family: "inet", Addr: "10.0.0.1", Port: 443, Ret: 0}},
-		{Seq: 15, Kind: event.KindConnect, Connect: &event.Connect{Family: "unix", Addr: "/run/x.sock"}},
+		open(7, "denied", event.AccessWrite, -13, true, false, false),
+		{Seq: 8, Kind: event.KindExec, Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/b"}, Filename: "b"}},
+		{Seq: 9, Kind: event.KindExec, Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/a"}, Filename: "a"}},
+		{Seq: 10, Kind: event.KindExec, Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/b"}, Filename: "/usr/bin/b"}},
+		net(11, event.KindConnect, "inet6", "::1", 80, 0),
+		net(12, event.KindConnect, "inet", "10.0.0.1", 443, -115),
+		net(13, event.KindConnect, "inet", "10.0.0.1", 80, -111),
+		net(14, event.KindConnect, "inet", "10.0.0.1", 443, 0),
+		net(15, event.KindConnect, "unix", "/run/x.sock", 0, 0),
 		{Seq: 16, Kind: event.KindFork, Fork: &event.Fork{}},
 		{Seq: 17, Kind: event.KindExit, Exit: &event.Exit{}},
+		{Seq: 18, Kind: event.KindExecFailed, ExecFailed: &event.ExecFailed{Ret: -2, Name: event.Name{Requested: "/nope"}}},
+		fileOp(19, event.KindUnlink, "gone", 0),
+		fileOp(20, event.KindUnlink, "refused", -13),
+		fileOp(21, event.KindMkdir, "d", 0),
+		fileOp(22, event.KindChmod, "gone", 0),
+		fileOp(23, event.KindTruncate, "t", 0),
+		rename, link,
+		net(26, event.KindSend, "inet", "127.0.0.1", 53, 12),
+		net(27, event.KindSend, "inet", "127.0.0.2", 53, -1),
+		net(28, event.KindListen, "inet", "0.0.0.0", 8080, 0),
+		{Seq: 29, Kind: event.KindIOUring, IOUring: &event.IOUring{Op: "openat", Res: 5, File: &event.ResolvedPath{Path: "/u/ring"}, Access: event.AccessRead}},
 	}
 	s := evidence.BuildSurface(k)
 	want := evidence.CapabilitySurface{
-		Schema:       evidence.SurfaceSchema,
-		FilesRead:    []string{"/a/read-again", "/w/trunc-ro", "/z/read", "rel/rw"},
-		FilesWritten: []string{"/w/log", "/w/new", "/w/trunc-ro", "rel/rw"},
-		FilesCreated: []string{"/w/new"},
-		OpenFailures: []string{"/denied"},
-		Execs:        []string{"/usr/bin/a", "/usr/bin/b"},
+		Schema:         evidence.SurfaceSchema,
+		FilesRead:      []event.Bytes{"/cwd/a/read-again", "/cwd/rel/rw", "/cwd/w/trunc-ro", "/cwd/z/read", "/u/ring"},
+		FilesWritten:   []event.Bytes{"/cwd/rel/rw", "/cwd/w/log", "/cwd/w/new", "/cwd/w/trunc-ro"},
+		FilesCreated:   []event.Bytes{"/cwd/w/new"},
+		OpenFailures:   []event.Bytes{"/cwd/denied"},
+		FilesDeleted:   []event.Bytes{"/cwd/gone"},
+		DirsCreated:    []event.Bytes{"/cwd/d"},
+		FilesRenamed:   []evidence.Rename{{From: "/cwd/old", To: "/abs/new"}},
+		LinksCreated:   []event.Bytes{"/ln"},
+		ModeChanged:    []event.Bytes{"/cwd/gone"},
+		FilesTruncated: []event.Bytes{"/cwd/t"},
+		Execs:          []event.Bytes{"/usr/bin/a", "/usr/bin/b"},
+		ExecFailures:   []event.Bytes{"/nope"},
 		Network: []evidence.Endpoint{
 			{Family: "inet", Addr: "10.0.0.1", Port: 80},
 			{Family: "inet", Addr: "10.0.0.1", Port: 443},
 			{Family: "inet6", Addr: "::1", Port: 80},
 			{Family: "unix", Addr: "/run/x.sock"},
 		},
+		NetworkSent:  []evidence.Endpoint{{Family: "inet", Addr: "127.0.0.1", Port: 53}},
+		NetworkLocal: []evidence.Endpoint{{Family: "inet", Addr: "0.0.0.0", Port: 8080}},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("surface:\n got %+v\nwant %+v", s, want)
@@ -70,8 +109,8 @@ func TestBuildSurface(t *testing.T) {
 	}
 	// An empty run still has every set, as [] rather than null.
 	empty, _ := json.Marshal(evidence.BuildSurface(nil))
-	if want := `{"schema":"vigil.capability-surface/v1","run_id":"","files_read":[],"files_written":[],"files_created":[],"open_failures":[],"execs":[],"network":[]}`; string(empty) != want {
-		t.Fatalf("empty surface = %s", empty)
+	if strings.Contains(string(empty), "null") {
+		t.Fatalf("empty surface has a null set: %s", empty)
 	}
 }
 
@@ -80,9 +119,9 @@ func TestCorrelate(t *testing.T) {
 	// order to check the window uses time, not position.
 	var k []event.Kernel
 	for i := 10; i >= 0; i-- {
-		kind, payload := event.KindOpen, event.Kernel{Open: &event.Open{Path: "p", Access: event.AccessRead}}
+		kind, payload := event.KindOpen, event.Kernel{Open: &event.Open{Name: event.Name{Requested: "p"}, Access: event.AccessRead}}
 		if i == 5 {
-			kind, payload = event.KindExec, event.Kernel{Exec: &event.Exec{Filename: "/bin/x"}}
+			kind, payload = event.KindExec, event.Kernel{Exec: &event.Exec{File: event.ResolvedPath{Path: "/bin/x"}}}
 		}
 		payload.Seq, payload.TimeNS, payload.Kind = uint64(i), uint64(100+10*i), kind
 		k = append(k, payload)

@@ -20,6 +20,8 @@ type Backend interface {
 // Capture is one attached capture.
 type Capture interface {
 	Probes() []evidence.Probe
+	// Coverage is the declared coverage, with each class's attach state.
+	Coverage() evidence.Coverage
 	// Finish drains the capture; it is called once the session is empty.
 	Finish(ctx context.Context) (*CaptureResult, error)
 	Close() error
@@ -30,12 +32,17 @@ type CaptureResult struct {
 	Events  []event.Kernel
 	Emitted map[event.Kind]uint64
 	Drops   map[event.Kind]uint64
-	// RingFull and InflightFull split Drops by cause (nil: not split).
-	RingFull, InflightFull map[event.Kind]uint64
-	DecodeErrors           uint64
-	DecodeDetail           string
-	DrainProven            bool
-	DrainDetail            string
+	// RingFull, SlotsBusy and AfterClose split Drops by cause (nil: not
+	// split).
+	RingFull, SlotsBusy, AfterClose map[event.Kind]uint64
+	// Compat counts 32-bit syscalls of the run, not decoded.
+	Compat map[event.Kind]uint64
+	// Untracked counts new tasks the kernel could not mark as the run's.
+	Untracked    uint64
+	DecodeErrors uint64
+	DecodeDetail string
+	DrainProven  bool
+	DrainDetail  string
 	// ReadFaults counts events whose path, argv0 or address the kernel
 	// could not read (archived empty or partial).
 	ReadFaults uint64

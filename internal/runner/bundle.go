@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"vigil/internal/event"
 	"vigil/internal/evidence"
 )
 
@@ -14,6 +15,8 @@ type runFacts struct {
 	res        *Result
 	absent     string // why kernel capture is absent, or ""
 	probes     []evidence.Probe
+	coverage   evidence.Coverage
+	cwd        string
 	capture    *CaptureResult // nil when absent
 	ids        map[uint64]bool
 	sdkPath    string
@@ -21,7 +24,7 @@ type runFacts struct {
 
 // assemble ingests the SDK log and builds the archive's documents.
 func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
-	in := healthInput(f.absent, f.probes, f.capture, f.ids, f.res.StragglersKilled)
+	in := healthInput(f.absent, f.probes, f.coverage, f.capture, f.ids, f.res.StragglersKilled)
 	sdk, problems, err := readSDKLog(f.sdkPath, o.RunID)
 	if err != nil {
 		return nil, fail("%v", err)
@@ -32,6 +35,7 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		VigilVersion:  o.VigilVersion,
 		Argv:          o.Argv,
 		EnvNames:      envNames(f.env),
+		Cwd:           event.Bytes(f.cwd),
 		StartTime:     f.start.UTC().Format(time.RFC3339Nano),
 		EndTime:       f.end.UTC().Format(time.RFC3339Nano),
 		ExitCode:      f.res.ExitCode,

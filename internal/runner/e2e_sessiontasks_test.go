@@ -13,9 +13,10 @@ import (
 )
 
 // TestE2ETaskLeavesSession: a child that moves itself out of the session
-// into vigil's own cgroup is no longer captured, so the archive cannot
-// hold what it does next; health must say a task left the session instead
-// of calling the (empty-looking) run complete.
+// into vigil's own cgroup stays a task of the run (tasks are followed by
+// descent), so what it does next is in the archive; health says it left
+// the session cgroup, which vigil can no longer wait on or kill it
+// through.
 func TestE2ETaskLeavesSession(t *testing.T) {
 	testenv.RequireRoot(t)
 	parent, err := cgroup.SelfDir()
@@ -35,23 +36,30 @@ func TestE2ETaskLeavesSession(t *testing.T) {
 	}
 	b := verifyAndRead(t, arc)
 	assertNoSessions(t, "e2eleft")
-	if n := len(opens(b, marker)); n != 0 {
-		t.Fatalf("%d opens of the marker recorded after the task left the session", n)
+	if n := len(opens(b, marker)); n != 1 {
+		t.Fatalf("%d opens of the marker recorded after the task left the session, want 1", n)
 	}
 	h := b.Health
 	c := h.CgroupCorrelation
-	if c.LeftSessionTasks == 0 || c.Status != evidence.CorrelationPartial {
-		t.Fatalf("cgroup correlation %+v: want partial with a left task", c)
+	if c.MovedOutTasks == 0 || c.Status != evidence.CorrelationPartial || c.LeftSessionTasks != 0 {
+		t.Fatalf("cgroup correlation %+v: want partial with a task moved out, none alive at the end", c)
 	}
 	if h.KernelLayer.Status == evidence.LayerComplete {
 		t.Fatalf("kernel layer complete although a task left the session")
 	}
-	want := "created in the session were not seen exiting in it: they left the session cgroup, and what they did afterwards was not captured"
+	want := "out of the session cgroup: they stayed captured"
 	if !strings.Contains(strings.Join(c.Reasons, "\n"), want) {
 		t.Errorf("reasons %q lack %q", c.Reasons, want)
 	}
-	if len(c.LeftSessionExamples) == 0 || c.LeftSessionExamples[0].Comm != "sh" {
-		t.Errorf("left examples %+v, want the sh that moved", c.LeftSessionExamples)
+	if len(c.MovedOutExamples) == 0 || c.MovedOutExamples[0].Comm != "sh" {
+		t.Errorf("moved-out examples %+v, want the sh that moved", c.MovedOutExamples)
+	}
+	var moved bool
+	for _, e := range b.Kernel {
+		moved = moved || e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && !e.Migrate.IntoSession
+	}
+	if !moved {
+		t.Error("no migration event in the kernel layer")
 	}
 }
 

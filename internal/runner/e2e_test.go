@@ -23,7 +23,7 @@ import (
 func opens(b *evidence.Bundle, path string) []event.Kernel {
 	var out []event.Kernel
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindOpen && e.Open.Path == path {
+		if e.Kind == event.KindOpen && string(e.Open.Path()) == path {
 			out = append(out, e)
 		}
 	}
@@ -53,7 +53,7 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 
 	var cat bool
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindExec && filepath.Base(e.Exec.Filename) == "cat" {
+		if e.Kind == event.KindExec && filepath.Base(string(e.Exec.Filename)) == "cat" {
 			cat = true
 		}
 	}
@@ -64,7 +64,7 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 	if len(host) == 0 || host[0].Open.Access != event.AccessRead || host[0].Open.Ret < 0 {
 		t.Errorf("read open of /etc/hostname: got %+v", host)
 	}
-	out := opens(b, "out.txt")
+	out := opens(b, filepath.Join(dir, "out.txt"))
 	if len(out) == 0 || out[0].Open.Access != event.AccessWrite || !out[0].Open.Create || !out[0].Open.Truncate {
 		t.Errorf("write/create/truncate open of out.txt: got %+v", out)
 	}
@@ -212,10 +212,10 @@ func TestE2EConcurrentRunsIsolated(t *testing.T) {
 	}
 	b1 := verifyAndRead(t, filepath.Join(dir, "conc1.tar.gz"))
 	b2 := verifyAndRead(t, filepath.Join(dir, "conc2.tar.gz"))
-	if len(opens(b1, "marker-one")) == 0 || len(opens(b2, "marker-two")) == 0 {
+	if len(opens(b1, m1)) == 0 || len(opens(b2, m2)) == 0 {
 		t.Fatal("a run lacks its own marker")
 	}
-	if len(opens(b1, "marker-two")) != 0 || len(opens(b2, "marker-one")) != 0 {
+	if len(opens(b1, m2)) != 0 || len(opens(b2, m1)) != 0 {
 		t.Fatal("a run recorded the other run's marker")
 	}
 	for _, b := range []*evidence.Bundle{b1, b2} {

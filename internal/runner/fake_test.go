@@ -43,6 +43,8 @@ func (c *fakeCapture) Probes() []evidence.Probe {
 	return []evidence.Probe{{Name: "fake", Attached: true, Required: true}}
 }
 
+func (c *fakeCapture) Coverage() evidence.Coverage { return evidence.Coverage{} }
+
 func (c *fakeCapture) Finish(context.Context) (*CaptureResult, error) {
 	if c.b.finishErr != nil {
 		return nil, c.b.finishErr

@@ -8,13 +8,14 @@ import (
 // healthInput gathers the runner's counters for observation health.
 // ids are the cgroup ids of the session tree; an event from any other
 // cgroup is counted as outside the session (and still archived).
-func healthInput(absent string, probes []evidence.Probe, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
+func healthInput(absent string, probes []evidence.Probe, cov evidence.Coverage, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
 	in := evidence.HealthInput{
 		CaptureAvailable:      absent == "" && cr != nil,
 		AbsentReason:          absent,
 		Probes:                probes,
 		ChildPlacedBeforeExec: true, // clone3(CLONE_INTO_CGROUP) or no child at all
 		StragglersKilled:      killed,
+		Coverage:              cov,
 	}
 	if cr == nil {
 		return in
@@ -22,7 +23,10 @@ func healthInput(absent string, probes []evidence.Probe, cr *CaptureResult, ids 
 	in.Emitted = cr.Emitted
 	in.Drops = cr.Drops
 	in.RingFull = cr.RingFull
-	in.InflightFull = cr.InflightFull
+	in.SlotsBusy = cr.SlotsBusy
+	in.AfterClose = cr.AfterClose
+	in.Compat = cr.Compat
+	in.Untracked = cr.Untracked
 	in.DecodeErrors = cr.DecodeErrors
 	in.DecodeDetail = cr.DecodeDetail
 	in.ReadFaults = cr.ReadFaults

@@ -31,6 +31,22 @@ func (k kernelCapture) Probes() []evidence.Probe {
 	return out
 }
 
+func (k kernelCapture) Coverage() evidence.Coverage {
+	attached := map[string]bool{}
+	for _, p := range k.c.Probes() {
+		attached[p.Name] = p.Attached
+	}
+	covered, uncovered := k.c.Coverage()
+	var cov evidence.Coverage
+	for _, c := range covered {
+		cov.Covered = append(cov.Covered, evidence.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: attached[c.Hook], Source: c.Source})
+	}
+	for _, u := range uncovered {
+		cov.NotCovered = append(cov.NotCovered, evidence.UncoveredClass{Class: u.Class, Why: u.Why})
+	}
+	return cov
+}
+
 func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 	r, err := k.c.Finish(ctx)
 	if err != nil {
@@ -45,7 +61,10 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		Emitted:       r.Emitted,
 		Drops:         r.Drops,
 		RingFull:      r.RingFull,
-		InflightFull:  r.InflightFull,
+		SlotsBusy:     r.SlotsBusy,
+		AfterClose:    r.Late,
+		Compat:        r.Compat,
+		Untracked:     r.Untracked,
 		DecodeErrors:  r.DecodeErrors,
 		DecodeDetail:  r.DecodeDetail,
 		DrainProven:   r.DrainProven,

@@ -130,6 +130,11 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, fail("%v", err)
 	}
+	// The child inherits vigil's working directory.
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fail("working directory: %v", err)
+	}
 	end()
 
 	// cgroup: stale sessions of dead vigils go first, then ours.
@@ -218,8 +223,10 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	// probes in the background, and the write overlaps that.
 	end = clock.begin("teardown")
 	probes := []evidence.Probe{}
+	var coverage evidence.Coverage
 	if r.capture != nil {
 		probes = r.capture.Probes()
+		coverage = r.capture.Coverage()
 	}
 	if err := r.session.Remove(ctx); err != nil {
 		return nil, fail("removing the session cgroup: %v", err)
@@ -236,7 +243,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	end = clock.begin("archive_write")
 	b, err := assemble(&o, runFacts{
 		env: env, start: startWall, end: endWall, phases: phases, res: res,
-		absent: absent, probes: probes, capture: cr, ids: ids, sdkPath: sdkPath,
+		absent: absent, probes: probes, coverage: coverage, capture: cr, ids: ids, sdkPath: sdkPath, cwd: cwd,
 	})
 	if err != nil {
 		return nil, err

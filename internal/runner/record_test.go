@@ -141,7 +141,7 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 		Emitted:       map[event.Kind]uint64{},
 		Drops:         map[event.Kind]uint64{event.KindOpen: 3},
 		RingFull:      map[event.Kind]uint64{event.KindOpen: 1},
-		InflightFull:  map[event.Kind]uint64{event.KindOpen: 2},
+		SlotsBusy:     map[event.Kind]uint64{event.KindOpen: 2},
 		DecodeErrors:  0,
 		ReadFaults:    4,
 		ProgramMisses: map[string]uint64{"sys_exit": 6},
@@ -159,20 +159,20 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	if h.ReadFaults != 4 || h.ProgramMisses["sys_exit"] != 6 {
 		t.Errorf("read_faults %d, program_misses %v", h.ReadFaults, h.ProgramMisses)
 	}
-	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[event.KindOpen] != 1 || c.InflightFull[event.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
+	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[event.KindOpen] != 1 || c.SlotsBusy[event.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
 		t.Errorf("ringbuf_drops %+v causes %+v", h.RingbufDrops, h.RingbufDrops.Causes)
 	}
 	if h.KernelLayer.Status != evidence.LayerPartial || res.Health.KernelLayer.Status != evidence.LayerPartial {
 		t.Fatalf("kernel_layer %+v", h.KernelLayer)
 	}
 	why := strings.Join(h.KernelLayer.Reasons, "; ")
-	for _, want := range []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, in-flight map full 2",
-		"4 events carry a path", "skipped 6 probe runs (sys_exit: 6)"} {
+	for _, want := range []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, record slots busy 2, after the capture closed 0",
+		"4 events have a part missing", "skipped 6 probe runs (sys_exit: 6)"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("kernel_layer reasons %q lack %q", why, want)
 		}
 	}
-	if !strings.Contains(log.String(), "kernel_layer partial: 4 events carry a path") {
+	if !strings.Contains(log.String(), "kernel_layer partial: 4 events have a part missing") {
 		t.Errorf("log lacks the read-fault reason:\n%s", log.String())
 	}
 }

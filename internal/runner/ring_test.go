@@ -58,7 +58,7 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 	// Every open either reached the archive or was counted as dropped.
 	var archived uint64
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindOpen && strings.HasPrefix(e.Open.Path, work+"/") {
+		if e.Kind == event.KindOpen && strings.HasPrefix(string(e.Open.Path()), work+"/") {
 			archived++
 		}
 	}

@@ -1,30 +1,45 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR MIT)
 /*
- * Kernel side of vigil's capture: exec, fork, exit, openat/openat2 and
- * connect events for tasks of one session cgroup (v2) and its descendants.
+ * Kernel side of vigil's capture.
  *
- * Every event is filtered by cgroup before anything is reserved in the ring
- * buffer. Records are variable length (fixed header + body + strings), so a
- * short path costs a short record. The per-run sequence number is taken only
- * after a successful reservation, so emitted records are numbered 0..n-1
- * without gaps; every failed reservation and every in-flight map overflow is
- * counted per event kind.
+ * Which tasks: a task belongs to the run because its ancestor did. The
+ * first task is the one vigil clones straight into the session cgroup; from
+ * then on every fork of a tracked task is tracked, wherever it lives, in
+ * task-local storage that the kernel frees with the task. Cgroup migrations
+ * of tracked tasks, and tasks that join the session cgroup from outside,
+ * are events of their own.
+ *
+ * What they did: what the kernel resolved is taken from its own objects:
+ * the file an open returned (from the descriptor table, walked from its
+ * dentry and mount), the directory a relative name is relative to, a
+ * connected socket's peer, the executable of an exec. Names passed by
+ * pointer can only be read from the caller's memory, which another thread
+ * can rewrite during the call; the decoder labels them as requested names,
+ * never as the file. Every hook is a BTF tracepoint: no kprobes, fentry or
+ * BPF LSM, which many hosts (this project's CI among them) lack or forbid.
+ *
+ * Nothing is lost silently: records are numbered only after a successful
+ * ring-buffer reservation (so emitted records are 0..n-1), and every record
+ * that could not be emitted is counted per kind and cause.
  */
 #include "vmlinux_min.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
 
 #include "capture.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Slot 0 holds the session cgroup (set by user space after load). */
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} session_cgroup SEC(".maps");
+/* Never used: they put the record types into the object's BTF, where
+ * bpf2go finds them (-type) to generate the Go side's structs. */
+const struct vigil_hdr *btf_hdr __attribute__((unused));
+const union vigil_body *btf_body __attribute__((unused));
+const enum vigil_kind *btf_kind __attribute__((unused));
+const enum vigil_hook *btf_hook __attribute__((unused));
+const enum vigil_flag *btf_flag __attribute__((unused));
+const enum vigil_counter_class *btf_class __attribute__((unused));
+const enum vigil_op *btf_op __attribute__((unused));
 
 /* Size is replaced by the loader (Config.RingSize). */
 struct {
@@ -32,60 +47,109 @@ struct {
 	__uint(max_entries, 1 << 23);
 } events SEC(".maps");
 
-/* Counter index = counter class * VIGIL_NKINDS + kind. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VIGIL_NCOUNTERS);
+	__uint(max_entries, VIGIL_NCLASSES * VIGIL_NKINDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* One record under construction per CPU and kind: programs of the same
- * kind cannot nest on a CPU, programs of different kinds use different
- * slots. */
+/* Tasks of the run. The kernel frees an entry with its task. */
+struct vigil_task {
+	__u32 flags;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vigil_task);
+} tracked SEC(".maps");
+
+/*
+ * Records under construction. Tracing programs run with migration but not
+ * preemption disabled, so two tasks can be inside programs on one CPU at
+ * once: each takes a slot of its CPU and holds it until it emits.
+ */
+#define VIGIL_SLOTS 4
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VIGIL_NKINDS);
+	__uint(max_entries, VIGIL_SLOTS);
 	__type(key, __u32);
 	__type(value, struct vigil_scratch);
 } scratch SEC(".maps");
 
-/* Wake the reader only once this many bytes are waiting (set by the
- * loader; 0 keeps the kernel's wake-when-caught-up default). Between
- * wakeups the reader polls on a short timer, so a trickle of events is
- * still read promptly without one wakeup per event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_busy SEC(".maps");
+
+/* What to record of each syscall number (filled by the loader from the
+ * architecture's syscall table). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VIGIL_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct vigil_sysdesc);
+} syscalls SEC(".maps");
+
+/* Set by the loader. */
 volatile const __u64 wakeup_bytes = 0;
+volatile const __u64 session_cgroup_id = 0;
 
 /* Next sequence number; equals the number of emitted records. */
 __u64 next_seq = 0;
+/* Tracked tasks alive now. */
+__s64 live_tasks = 0;
+/* Set by user space when the drain starts: tracked tasks still alive
+ * (outside the session cgroup) are counted, not recorded, from then on. */
+__u32 closed = 0;
 
 static __always_inline void count(__u32 class, __u32 kind)
 {
 	__u32 idx = class * VIGIL_NKINDS + kind;
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
 	if (v)
-		*v += 1; /* per-CPU slot: no atomics needed */
+		__sync_fetch_and_add(v, 1);
 }
 
-static __always_inline bool in_session(void)
+static __always_inline bool is_tracked(struct task_struct *t)
 {
-	return bpf_current_task_under_cgroup(&session_cgroup, 0) == 1;
+	return bpf_task_storage_get(&tracked, t, 0, 0) != 0;
 }
 
-/* Cgroup id of the session (set by the loader); used only where the task
- * of interest is not the current one. */
-volatile const __u64 session_cgroup_id = 0;
-
-/* How many levels below the session a task's cgroup may be for
- * task_in_session to recognise it. */
-#define VIGIL_WALK_MAX 16
-
-/* Whether t's v2 cgroup is the session cgroup or below it, walking up the
- * cgroup tree (for a task other than current). */
-static __always_inline bool task_in_session(struct task_struct *t)
+static __always_inline struct vigil_task *current_task_entry(void)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	for (int i = 0; i < VIGIL_WALK_MAX && cg; i++) {
+	return bpf_task_storage_get(&tracked, bpf_get_current_task_btf(), 0, 0);
+}
+
+static __always_inline bool current_tracked(void)
+{
+	return current_task_entry() != 0;
+}
+
+/* Marks t as a task of the run; false if the kernel could not store it. */
+static __always_inline bool track(struct task_struct *t)
+{
+	struct vigil_task *v = bpf_task_storage_get(&tracked, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!v)
+		return false;
+	if (!v->flags) {
+		v->flags = 1;
+		__sync_fetch_and_add(&live_tasks, 1);
+	}
+	return true;
+}
+
+#define VIGIL_CGROUP_WALK 16
+
+/* Whether cg is the session cgroup or below it. */
+static __always_inline bool cgroup_in_session(struct cgroup *cg)
+{
+	for (int i = 0; i < VIGIL_CGROUP_WALK && cg; i++) {
 		if (BPF_CORE_READ(cg, kn, id) == session_cgroup_id)
 			return true;
 		struct cgroup_subsys_state *css = BPF_CORE_READ(cg, self.parent);
@@ -96,300 +160,798 @@ static __always_inline bool task_in_session(struct task_struct *t)
 	return false;
 }
 
-static __always_inline struct vigil_scratch *begin(__u32 kind)
+struct slot {
+	struct vigil_scratch *s;
+	__u32 *busy;
+	__u32 bit;
+	__u32 idx; /* slot index in scratch */
+	__u32 off; /* bytes of data used */
+	__u32 nstr;
+};
+
+#define PF_IO_WORKER 0x00000010
+
+/* Takes a free scratch slot of this CPU and fills the header. */
+static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook)
 {
-	struct vigil_scratch *s = bpf_map_lookup_elem(&scratch, &kind);
-	if (!s)
-		return 0;
+	__u32 zero = 0;
+	sl->busy = bpf_map_lookup_elem(&slot_busy, &zero);
+	if (!sl->busy)
+		return false;
+	sl->s = 0;
+	for (__u32 i = 0; i < VIGIL_SLOTS; i++) {
+		__u32 bit = 1u << i;
+		if (__sync_fetch_and_or(sl->busy, bit) & bit)
+			continue;
+		sl->s = bpf_map_lookup_elem(&scratch, &i);
+		if (!sl->s) {
+			__sync_fetch_and_and(sl->busy, ~bit);
+			return false;
+		}
+		sl->bit = bit;
+		sl->idx = i;
+		break;
+	}
+	if (!sl->s) {
+		count(VIGIL_C_BUSY, kind);
+		return false;
+	}
+	struct vigil_scratch *s = sl->s;
 	__u64 id = bpf_get_current_pid_tgid();
 	s->hdr.ts_ns = bpf_ktime_get_ns();
 	s->hdr.cgroup_id = bpf_get_current_cgroup_id();
 	s->hdr.pid = id >> 32;
 	s->hdr.tid = (__u32)id;
 	s->hdr.kind = kind;
+	s->hdr.hook = hook;
 	s->hdr.flags = 0;
-	s->hdr.len1 = 0;
-	s->hdr.len2 = 0;
+	s->hdr.len[0] = 0;
+	s->hdr.len[1] = 0;
+	s->hdr.len[2] = 0;
+	s->hdr.len[3] = 0;
 	__builtin_memset(&s->body, 0, sizeof(s->body));
 	bpf_get_current_comm(&s->hdr.comm, sizeof(s->hdr.comm));
-	return s;
+	struct task_struct *cur = bpf_get_current_task_btf();
+	if (cur->flags & PF_IO_WORKER)
+		s->hdr.flags |= VIGIL_F_IO_WORKER;
+	sl->off = 0;
+	sl->nstr = 0;
+	return true;
 }
 
-/* Clamp a string length so the verifier sees it bounded by the slot size. */
-static __always_inline __u32 clamp_len(long n)
+static __always_inline void release(struct slot *sl)
 {
-	if (n <= 0)
-		return 0;
-	__u32 u = (__u32)n;
-	if (u > VIGIL_STR_MAX)
-		u = VIGIL_STR_MAX;
-	return u;
+	__sync_fetch_and_and(sl->busy, ~sl->bit);
 }
 
-/* Reserve exactly the bytes this record needs, number it, fill it, submit. */
-static __always_inline void emit(struct vigil_scratch *s, __u32 kind)
+/* Ends the current string: its length is what was appended since the
+ * previous end. */
+static __always_inline void end_str(struct slot *sl, __u32 start)
 {
-	__u32 len1 = clamp_len(s->hdr.len1);
-	__u32 len2 = clamp_len(s->hdr.len2);
+	__u32 i = sl->nstr;
+	if (i < VIGIL_NSTR)
+		sl->s->hdr.len[i] = sl->off - start;
+	sl->nstr = i + 1;
+}
+
+/* Skips string i (absent). */
+static __always_inline void no_str(struct slot *sl)
+{
+	end_str(sl, sl->off);
+}
+
+static __always_inline void str_flag(struct slot *sl, __u32 bits)
+{
+	__u32 i = sl->nstr;
+	if (i < VIGIL_NSTR)
+		sl->s->hdr.flags |= bits << (4 * i);
+}
+
+/* Reserves exactly the bytes this record needs, numbers it, submits it. */
+static __always_inline void emit(struct slot *sl, __u32 kind)
+{
+	struct vigil_scratch *s = sl->s;
 	struct bpf_dynptr dp;
+	__u32 n = sl->off;
+	if (n > VIGIL_DATA_MAX)
+		n = VIGIL_DATA_MAX;
 
-	if (bpf_ringbuf_reserve_dynptr(&events, VIGIL_FIXED_SIZE + len1 + len2, 0, &dp)) {
+	if (closed) {
+		count(VIGIL_C_LATE, kind);
+		release(sl);
+		return;
+	}
+	if (bpf_ringbuf_reserve_dynptr(&events, VIGIL_FIXED_SIZE + n, 0, &dp)) {
 		bpf_ringbuf_discard_dynptr(&dp, 0);
 		count(VIGIL_C_DROP, kind);
+		release(sl);
 		return;
 	}
 	s->hdr.seq = __sync_fetch_and_add(&next_seq, 1);
-	/* str1 follows the fixed part in the scratch record: one copy. */
-	bpf_dynptr_write(&dp, 0, s, VIGIL_FIXED_SIZE + len1, 0);
-	if (len2)
-		bpf_dynptr_write(&dp, VIGIL_FIXED_SIZE + len1, s->str2, len2, 0);
+	bpf_dynptr_write(&dp, 0, s, VIGIL_FIXED_SIZE + n, 0);
 	__u64 wake = 0;
 	if (wakeup_bytes)
 		wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit_dynptr(&dp, wake);
 	count(VIGIL_C_EMIT, kind);
+	release(sl);
 }
 
-/* String helpers: store the length without the NUL; flag a full buffer. */
-static __always_inline __u16 str_user(char *dst, const void *src, __u8 *flags, __u8 trunc_bit)
+/* Appends a NUL-terminated kernel string (without its NUL) as the next
+ * string of the record. */
+static __always_inline void add_kstr(struct slot *sl, const void *src, __u32 max)
 {
-	long n = bpf_probe_read_user_str(dst, VIGIL_STR_MAX, src);
-	if (n < 0) {
-		*flags |= VIGIL_F_FAULT;
-		return 0;
+	__u32 start = sl->off;
+	if (src) {
+		/* One byte more than a whole PATH_MAX string needs, so that a
+		 * string that fits is told from one that was cut. */
+		__u32 room = VIGIL_DATA_MAX - start;
+		if (room > max + 1)
+			room = max + 1;
+		if (room > VIGIL_STR_MAX + 1)
+			room = VIGIL_STR_MAX + 1;
+		long n = bpf_probe_read_kernel_str(sl->s->data + (start & VIGIL_DATA_MASK), room & (VIGIL_STR_MAX * 2 - 1), src);
+		if (n < 0) {
+			sl->s->hdr.flags |= VIGIL_F_FAULT;
+		} else if (n > 0) {
+			if ((__u32)n >= room)
+				str_flag(sl, VIGIL_F_STR_TRUNC);
+			str_flag(sl, VIGIL_F_STR_SET);
+			sl->off = start + (__u32)n - 1;
+		}
 	}
-	if (n >= VIGIL_STR_MAX)
-		*flags |= trunc_bit;
-	return n > 0 ? n - 1 : 0;
+	end_str(sl, start);
 }
 
-static __always_inline __u16 str_kernel(char *dst, const void *src, __u8 *flags, __u8 trunc_bit)
+/* Appends a NUL-terminated string from the caller's memory. */
+static __always_inline void add_ustr(struct slot *sl, __u64 src)
 {
-	long n = bpf_probe_read_kernel_str(dst, VIGIL_STR_MAX, src);
-	if (n < 0) {
-		*flags |= VIGIL_F_FAULT;
-		return 0;
+	__u32 start = sl->off;
+	if (src) {
+		__u32 room = VIGIL_DATA_MAX - start;
+		if (room > VIGIL_STR_MAX + 1)
+			room = VIGIL_STR_MAX + 1;
+		long n = bpf_probe_read_user_str(sl->s->data + (start & VIGIL_DATA_MASK), room & (VIGIL_STR_MAX * 2 - 1), (const void *)src);
+		if (n < 0) {
+			sl->s->hdr.flags |= VIGIL_F_FAULT;
+		} else if (n > 0) {
+			if ((__u32)n >= room)
+				str_flag(sl, VIGIL_F_STR_TRUNC);
+			str_flag(sl, VIGIL_F_STR_SET);
+			sl->off = start + (__u32)n - 1;
+		}
 	}
-	if (n >= VIGIL_STR_MAX)
-		*flags |= trunc_bit;
-	return n > 0 ? n - 1 : 0;
+	end_str(sl, start);
 }
 
-SEC("raw_tracepoint/sched_process_exec")
-int handle_exec(unsigned long long *ctx)
+/* Appends raw bytes from the caller's memory as the next string. */
+static __always_inline void add_ubytes(struct slot *sl, __u64 src, __u32 len)
 {
-	if (!in_session())
-		return 0;
-	struct task_struct *p = (struct task_struct *)ctx[0];
-	struct linux_binprm *bprm = (struct linux_binprm *)ctx[2];
-	struct vigil_scratch *s = begin(VIGIL_KIND_EXEC);
+	__u32 start = sl->off;
+	if (len > VIGIL_UNIX_PATH_MAX)
+		len = VIGIL_UNIX_PATH_MAX;
+	if (len > 0 && start + len <= VIGIL_DATA_MAX) {
+		if (bpf_probe_read_user(sl->s->data + (start & VIGIL_DATA_MASK), len & 0x7f, (const void *)src)) {
+			sl->s->hdr.flags |= VIGIL_F_FAULT;
+		} else {
+			sl->off = start + len;
+			str_flag(sl, VIGIL_F_STR_SET);
+		}
+	}
+	end_str(sl, start);
+}
+
+/* State of one path walk, shared with its bpf_loop callback. */
+struct walk {
+	struct vfsmount *vfsmnt;
+	struct mount *m;
+	struct dentry *d;
+	__u32 slot;
+	__u32 off;
+	__u32 limit;
+	__u32 flags; /* VIGIL_F_STR_* bits for this string, unshifted */
+	__u8 done;
+	__u8 fault;
+};
+
+static __always_inline int walk_name(struct walk *w, struct dentry *d)
+{
+	struct vigil_scratch *s = bpf_map_lookup_elem(&scratch, &w->slot);
 	if (!s)
-		return 0;
-	const char *fn = BPF_CORE_READ(bprm, filename);
-	s->hdr.len1 = str_kernel(s->str1, fn, &s->hdr.flags, VIGIL_F_TRUNC1);
-	unsigned long arg = BPF_CORE_READ(p, mm, arg_start);
-	s->hdr.len2 = str_user(s->str2, (const void *)arg, &s->hdr.flags, VIGIL_F_TRUNC2);
-	emit(s, VIGIL_KIND_EXEC);
+		return -1;
+	if (w->off + VIGIL_NAME_MAX > w->limit)
+		return -1;
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	long n = bpf_probe_read_kernel_str(s->data + (w->off & VIGIL_DATA_MASK), VIGIL_NAME_MAX, name);
+	if (n <= 0) {
+		w->fault = 1;
+		return -1;
+	}
+	w->off += n;
 	return 0;
 }
 
-/* A fork is the session's when the parent is in the session, or when a
- * parent outside clones straight into it (clone3 CLONE_INTO_CGROUP: how a
- * session's first task is started). The latter is reported with the
- * child's cgroup id, since the event is about the task that entered. */
-SEC("raw_tracepoint/sched_process_fork")
-int handle_fork(unsigned long long *ctx)
+/* One step up: emit the dentry's name, or cross to the parent mount. */
+static long walk_step(__u64 i, void *ctx)
 {
-	struct task_struct *parent = (struct task_struct *)ctx[0];
-	struct task_struct *child = (struct task_struct *)ctx[1];
-	bool inside = in_session();
-	if (!inside && !task_in_session(child))
+	struct walk *w = ctx;
+	/* Locals, not w->...: BPF_CORE_READ would relocate the whole access
+	 * chain, and struct walk is not a kernel type. */
+	struct dentry *d = w->d;
+	struct vfsmount *vfsmnt = w->vfsmnt;
+	struct mount *m = w->m;
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct dentry *root = BPF_CORE_READ(vfsmnt, mnt_root);
+	if (d == root || d == parent) {
+		struct mount *mp = BPF_CORE_READ(m, mnt_parent);
+		if (d != root || m == mp || !mp) {
+			/* The root of a namespace, or of a mount with no place
+			 * in any namespace: an internal mount (memfd, pipefs,
+			 * sockfs) or a detached one. The latter is named by its
+			 * root dentry ("memfd:x"), as d_path names it. */
+			struct mnt_namespace *ns = BPF_CORE_READ(m, mnt_ns);
+			if (!(d == root && ns && (long)ns != -22 /* MNT_NS_INTERNAL */)) {
+				w->flags |= VIGIL_F_STR_DETACHED;
+				walk_name(w, d);
+			}
+			w->done = 1;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->m = mp;
+		w->vfsmnt = (struct vfsmount *)((char *)mp + bpf_core_field_offset(struct mount, mnt));
 		return 0;
-	struct vigil_scratch *s = begin(VIGIL_KIND_FORK);
-	if (!s)
+	}
+	if (walk_name(w, d))
+		return 1;
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * Appends the absolute path of (mnt, dentry) as the next string, in the
+ * form user space expects: the components leaf first, each followed by a
+ * NUL ("b\0a\0" for /a/b; "" for /). Component names hold neither NUL
+ * nor '/', so the form is lossless, and walking up needs no reversal here.
+ * The walk crosses mount points up to the root of the mount namespace, as
+ * d_path does, though without rename_lock: a rename racing the walk can
+ * give a mix of old and new names.
+ */
+static __always_inline void add_path(struct slot *sl, struct vfsmount *vfsmnt, struct dentry *d)
+{
+	__u32 start = sl->off;
+	if (!vfsmnt || !d) {
+		sl->s->hdr.flags |= VIGIL_F_FAULT;
+		end_str(sl, start);
+		return;
+	}
+	struct walk w = {
+		.vfsmnt = vfsmnt,
+		.m = (struct mount *)((char *)vfsmnt - bpf_core_field_offset(struct mount, mnt)),
+		.d = d,
+		.slot = sl->idx,
+		.off = start,
+		.limit = start + VIGIL_STR_MAX,
+	};
+	if (w.limit > VIGIL_DATA_MAX)
+		w.limit = VIGIL_DATA_MAX;
+	if (d != BPF_CORE_READ(d, d_parent) && !BPF_CORE_READ(d, d_hash.pprev))
+		w.flags |= VIGIL_F_STR_DELETED;
+	bpf_loop(VIGIL_PATH_DEPTH, walk_step, &w, 0);
+	if (!w.done)
+		w.flags |= VIGIL_F_STR_TRUNC;
+	if (w.fault)
+		sl->s->hdr.flags |= VIGIL_F_FAULT;
+	str_flag(sl, w.flags | VIGIL_F_STR_SET);
+	sl->off = w.off;
+	end_str(sl, start);
+}
+
+static __always_inline void add_file_path(struct slot *sl, struct file *f)
+{
+	if (!f) {
+		no_str(sl);
+		return;
+	}
+	add_path(sl, BPF_CORE_READ(f, f_path.mnt), BPF_CORE_READ(f, f_path.dentry));
+}
+
+/* The file behind descriptor fd of the current task: the kernel's own
+ * object, whatever the caller's memory says. */
+static __always_inline struct file *fd_file(long fd)
+{
+	if (fd < 0)
 		return 0;
-	if (!inside)
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	unsigned int max = BPF_CORE_READ(fdt, max_fds);
+	if ((unsigned long)fd >= max)
+		return 0;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = 0;
+	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
+	return f;
+}
+
+/* The current task's working directory. */
+static __always_inline void add_cwd(struct slot *sl)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	add_path(sl, BPF_CORE_READ(t, fs, pwd.mnt), BPF_CORE_READ(t, fs, pwd.dentry));
+}
+
+/* ---- processes ---- */
+
+/* Every new task passes here (clone, fork, vfork, and the io_uring
+ * workers, which sched_process_fork does not report). A task is the run's
+ * when its creator is, or when it is created straight into the session
+ * cgroup (clone3 CLONE_INTO_CGROUP: how vigil starts the run). */
+SEC("tp_btf/task_newtask")
+int BPF_PROG(handle_newtask, struct task_struct *task, unsigned long clone_flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	bool inside = is_tracked(cur);
+	if (!inside && !cgroup_in_session(BPF_CORE_READ(task, cgroups, dfl_cgrp)))
+		return 0;
+	if (!track(task)) {
+		count(VIGIL_C_UNTRACKED, VIGIL_KIND_FORK);
+		return 0;
+	}
+	/* io_uring workers get no sched_process_fork: report them here. */
+	if (!(task->flags & PF_IO_WORKER))
+		return 0;
+	struct slot sl;
+	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_TASK_NEWTASK))
+		return 0;
+	struct vigil_scratch *s = sl.s;
+	s->body.fork.parent_pid = cur->tgid;
+	s->body.fork.parent_tid = cur->pid;
+	s->body.fork.child_pid = task->tgid;
+	s->body.fork.child_tid = task->pid;
+	s->body.fork.thread = task->tgid == cur->tgid;
+	s->body.fork.io_worker = 1;
+	emit(&sl, VIGIL_KIND_FORK);
+	return 0;
+}
+
+/* The fork record of a task task_newtask tracked. A parent outside the
+ * run (vigil) that cloned the first task into the session is flagged, and
+ * the record carries the child's cgroup. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (!is_tracked(child))
+		return 0;
+	bool inside = is_tracked(parent);
+	struct slot sl;
+	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_SCHED_PROCESS_FORK))
+		return 0;
+	struct vigil_scratch *s = sl.s;
+	if (!inside) {
+		s->hdr.flags |= VIGIL_F_ENTERED;
 		s->hdr.cgroup_id = BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id);
-	s->body.fork.parent_pid = BPF_CORE_READ(parent, tgid);
-	s->body.fork.parent_tid = BPF_CORE_READ(parent, pid);
-	s->body.fork.child_pid = BPF_CORE_READ(child, tgid);
-	s->body.fork.child_tid = BPF_CORE_READ(child, pid);
-	s->body.fork.thread = s->body.fork.child_pid == s->body.fork.parent_pid;
-	emit(s, VIGIL_KIND_FORK);
-	return 0;
-}
-
-SEC("raw_tracepoint/sched_process_exit")
-int handle_exit(unsigned long long *ctx)
-{
-	if (!in_session())
-		return 0;
-	struct task_struct *p = (struct task_struct *)ctx[0];
-	struct vigil_scratch *s = begin(VIGIL_KIND_EXIT);
-	if (!s)
-		return 0;
-	s->body.exit.exit_code = BPF_CORE_READ(p, exit_code);
-	s->body.exit.group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
-	emit(s, VIGIL_KIND_EXIT);
-	return 0;
-}
-
-/*
- * Syscall events are built entirely at syscall exit: the saved user
- * registers still hold the arguments then (the syscall does not modify
- * them; on arm64 the first argument survives in orig_x0), so nothing has
- * to be stashed between entry and exit and only one program runs per
- * syscall on the host.
- *
- * Syscall numbers of the running architecture are set by the loader from
- * golang.org/x/sys/unix (x86_64 and arm64 number them differently). The
- * program runs for every syscall of every task on the host while a capture
- * is attached, so it compares the number before anything else.
- */
-volatile const long nr_openat = -1;
-volatile const long nr_openat2 = -1;
-volatile const long nr_connect = -1;
-
-/*
- * The architecture's pt_regs: the flavoured structs resolve against the
- * running kernel's pt_regs by CO-RE, and the branch for the other
- * architecture is removed at load time.
- */
-static __always_inline long syscall_nr(struct pt_regs *regs)
-{
-	if (bpf_core_field_exists(struct pt_regs___x86, orig_ax))
-		return BPF_CORE_READ((struct pt_regs___x86 *)regs, orig_ax);
-	if (bpf_core_field_exists(struct pt_regs___arm64, syscallno))
-		return BPF_CORE_READ((struct pt_regs___arm64 *)regs, syscallno);
-	return -1;
-}
-
-#define VIGIL_REGS_SPAN 16
-
-/* The first four syscall arguments, as saved at entry. */
-static __always_inline void syscall_args(struct pt_regs *regs, __u64 a[4])
-{
-	if (bpf_core_field_exists(struct pt_regs___x86, r10)) {
-		/* r10 ... dx, si, di lie within 16 words: one read of the
-		 * span instead of one per register. A layout where they do
-		 * not leaves the arguments zero (the path read then faults
-		 * and the event says so). */
-		__u32 lo = bpf_core_field_offset(struct pt_regs___x86, r10);
-		__u32 hi = bpf_core_field_offset(struct pt_regs___x86, di) + 8;
-		__u64 w[VIGIL_REGS_SPAN] = {};
-		if (hi <= lo || hi - lo > sizeof(w) ||
-		    bpf_core_field_offset(struct pt_regs___x86, dx) < lo ||
-		    bpf_core_field_offset(struct pt_regs___x86, si) < lo ||
-		    bpf_probe_read_kernel(w, hi - lo, (char *)regs + lo))
-			return;
-		a[0] = w[((bpf_core_field_offset(struct pt_regs___x86, di) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
-		a[1] = w[((bpf_core_field_offset(struct pt_regs___x86, si) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
-		a[2] = w[((bpf_core_field_offset(struct pt_regs___x86, dx) - lo) / 8) & (VIGIL_REGS_SPAN - 1)];
-		a[3] = w[0];
-	} else if (bpf_core_field_exists(struct pt_regs___arm64, orig_x0)) {
-		/* regs[0] holds the return value by now. */
-		struct user_pt_regs___arm64 *r = (void *)regs;
-		a[0] = BPF_CORE_READ((struct pt_regs___arm64 *)regs, orig_x0);
-		a[1] = BPF_CORE_READ(r, regs[1]);
-		a[2] = BPF_CORE_READ(r, regs[2]);
-		a[3] = BPF_CORE_READ(r, regs[3]);
 	}
+	s->body.fork.parent_pid = parent->tgid;
+	s->body.fork.parent_tid = parent->pid;
+	s->body.fork.child_pid = child->tgid;
+	s->body.fork.child_tid = child->pid;
+	s->body.fork.thread = child->tgid == parent->tgid;
+	emit(&sl, VIGIL_KIND_FORK);
+	return 0;
+}
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!is_tracked(p))
+		return 0;
+	struct slot sl;
+	if (!begin(&sl, VIGIL_KIND_EXEC, VIGIL_HOOK_SCHED_PROCESS_EXEC))
+		return 0;
+	struct vigil_scratch *s = sl.s;
+	struct file *f = BPF_CORE_READ(bprm, file);
+	s->body.exec.old_tid = old_pid;
+	s->body.exec.argc = BPF_CORE_READ(bprm, argc);
+	s->body.exec.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	s->body.exec.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	add_file_path(&sl, f);
+	add_kstr(&sl, BPF_CORE_READ(bprm, filename), VIGIL_STR_MAX);
+
+	/* The argument area of the new image, copied there by the kernel; the
+	 * task has not run any of its own code yet, so this is what exec
+	 * received. */
+	unsigned long a0 = BPF_CORE_READ(p, mm, arg_start);
+	unsigned long a1 = BPF_CORE_READ(p, mm, arg_end);
+	__u32 start = sl.off;
+	if (a1 > a0) {
+		__u64 total = a1 - a0;
+		__u64 n = total;
+		s->body.exec.argv_bytes = total;
+		if (n > VIGIL_ARGV_MAX)
+			n = VIGIL_ARGV_MAX;
+		if (start + n > VIGIL_DATA_MAX)
+			n = VIGIL_DATA_MAX - start;
+		if (n < total)
+			str_flag(&sl, VIGIL_F_STR_TRUNC);
+		if (n > 0 && n <= VIGIL_ARGV_MAX) {
+			if (bpf_probe_read_user(s->data + (start & VIGIL_DATA_MASK), n, (const void *)a0))
+				s->hdr.flags |= VIGIL_F_FAULT;
+			else
+				sl.off = start + n;
+		}
+	}
+	end_str(&sl, start);
+	emit(&sl, VIGIL_KIND_EXEC);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *p)
+{
+	if (!is_tracked(p))
+		return 0;
+	struct slot sl;
+	if (begin(&sl, VIGIL_KIND_EXIT, VIGIL_HOOK_SCHED_PROCESS_EXIT)) {
+		sl.s->body.exit.exit_code = BPF_CORE_READ(p, exit_code);
+		sl.s->body.exit.group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+		emit(&sl, VIGIL_KIND_EXIT);
+	}
+	/* After the record: once live_tasks is 0 every exit is in the ring. */
+	__sync_fetch_and_add(&live_tasks, -1);
+	return 0;
+}
+
+/* A tracked task changing cgroup, or any task joining the session. The
+ * header names the migrated task; the mover is the task writing to
+ * cgroup.procs. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(handle_migrate, struct cgroup *dst, const char *path, struct task_struct *task, bool threadgroup)
+{
+	bool was = is_tracked(task);
+	bool dfl = BPF_CORE_READ(dst, root) == BPF_CORE_READ(task, cgroups, dfl_cgrp, root);
+	bool into = dfl && cgroup_in_session(dst);
+	if (!was && !into)
+		return 0;
+	if (!was && !track(task))
+		count(VIGIL_C_UNTRACKED, VIGIL_KIND_CGROUP_MIGRATE);
+	struct slot sl;
+	if (!begin(&sl, VIGIL_KIND_CGROUP_MIGRATE, VIGIL_HOOK_CGROUP_ATTACH_TASK))
+		return 0;
+	struct vigil_scratch *s = sl.s;
+	__u64 id = bpf_get_current_pid_tgid();
+	s->body.migrate.mover_pid = id >> 32;
+	s->body.migrate.mover_tid = (__u32)id;
+	s->hdr.pid = task->tgid;
+	s->hdr.tid = task->pid;
+	s->hdr.cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	bpf_probe_read_kernel_str(s->hdr.comm, sizeof(s->hdr.comm), task->comm);
+	s->body.migrate.dst_cgroup_id = BPF_CORE_READ(dst, kn, id);
+	s->body.migrate.was_tracked = was;
+	s->body.migrate.default_hierarchy = dfl;
+	s->body.migrate.into_session = into;
+	s->body.migrate.threadgroup = threadgroup;
+	if (!was)
+		s->hdr.flags |= VIGIL_F_ENTERED;
+	add_kstr(&sl, path, VIGIL_STR_MAX);
+	emit(&sl, VIGIL_KIND_CGROUP_MIGRATE);
+	return 0;
+}
+
+/* ---- syscalls ---- */
+
+/* The i-th syscall argument as saved at kernel entry (registers, not the
+ * caller's memory). */
+static __always_inline __u64 sys_arg(struct pt_regs *regs, int i)
+{
+#if defined(__TARGET_ARCH_x86)
+	switch (i) {
+	case 0: return BPF_CORE_READ(regs, di);
+	case 1: return BPF_CORE_READ(regs, si);
+	case 2: return BPF_CORE_READ(regs, dx);
+	case 3: return BPF_CORE_READ(regs, r10);
+	case 4: return BPF_CORE_READ(regs, r8);
+	case 5: return BPF_CORE_READ(regs, r9);
+	}
+#else
+	if (i == 0)
+		return BPF_CORE_READ(regs, orig_x0);
+	if (i > 0 && i < 6)
+		return BPF_CORE_READ(regs, user_regs.regs[i]);
+#endif
+	return 0;
 }
 
 /*
- * A 32-bit (compat) syscall has numbers from another table; the syscall
- * tracepoints never report those, and neither does this capture.
- * x86_64: TS_COMPAT in thread_info.status (in_ia32_syscall, still set at
- * sys_exit); arm64: PSR_MODE32_BIT in pstate (compat_user_mode).
+ * A 32-bit (compat) syscall has numbers from another table; it is counted,
+ * not decoded. x86_64: TS_COMPAT in thread_info.status; arm64:
+ * PSR_MODE32_BIT in pstate.
  */
-#define VIGIL_X86_TS_COMPAT 0x0002
-#define VIGIL_ARM64_PSR_MODE32 0x10
-
 static __always_inline bool compat_syscall(struct pt_regs *regs)
 {
-	if (bpf_core_field_exists(struct thread_info___x86, status)) {
-		struct task_struct___x86 *t = (void *)bpf_get_current_task();
-		return BPF_CORE_READ(t, thread_info.status) & VIGIL_X86_TS_COMPAT;
-	}
-	if (bpf_core_field_exists(struct user_pt_regs___arm64, pstate))
-		return BPF_CORE_READ((struct user_pt_regs___arm64 *)regs, pstate) & VIGIL_ARM64_PSR_MODE32;
-	return false;
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct___x86 *t = (void *)bpf_get_current_task();
+	return BPF_CORE_READ(t, thread_info.status) & 0x0002;
+#else
+	return BPF_CORE_READ(regs, user_regs.pstate) & 0x10;
+#endif
 }
 
-static __always_inline void open_event(__u32 sub, __u64 a[4], long ret)
+#define VIGIL_AT_FDCWD -100
+
+/* Name argument n and the directory it is relative to: s(dir) then
+ * s(name). The directory is resolved only for a relative name. */
+static __always_inline void add_name(struct slot *sl, __u64 *args, int n, int dir)
 {
-	struct vigil_scratch *s = begin(VIGIL_KIND_OPEN);
-	if (!s)
+	if (n < 0 || n > 5) {
+		no_str(sl);
+		no_str(sl);
 		return;
-	s->body.open.dirfd = (__s32)a[0];
-	s->body.open.syscall = sub;
-	s->body.open.ret = ret;
-	if (sub == VIGIL_SYS_OPENAT) {
-		s->body.open.flags = a[2];
-		s->body.open.mode = a[3];
-	} else if (a[2]) {
-		struct open_how how = {};
-		if (bpf_probe_read_user(&how, sizeof(how), (const void *)a[2]) == 0) {
-			s->body.open.flags = how.flags;
-			s->body.open.mode = how.mode;
+	}
+	__u64 uptr = args[n & 7];
+	char first = 0;
+	bpf_probe_read_user(&first, 1, (const void *)uptr);
+	if (uptr && first != '/') {
+		long dfd = VIGIL_AT_FDCWD;
+		if (dir >= 0 && dir <= 5)
+			dfd = (int)args[dir & 7];
+		if (dfd == VIGIL_AT_FDCWD)
+			add_cwd(sl);
+		else
+			add_file_path(sl, fd_file(dfd));
+	} else {
+		no_str(sl);
+	}
+	add_ustr(sl, uptr);
+}
+
+static __always_inline void fill_file(struct slot *sl, struct file *f)
+{
+	sl->s->body.sys.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	sl->s->body.sys.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	sl->s->body.sys.f_mode = BPF_CORE_READ(f, f_mode);
+}
+
+#define VIGIL_AF_UNIX 1
+#define VIGIL_AF_INET 2
+#define VIGIL_AF_INET6 10
+
+/* A sockaddr in the caller's memory. */
+static __always_inline void user_sockaddr(struct slot *sl, __u64 sa, __u32 addrlen)
+{
+	struct vigil_net *n = &sl->s->body.net;
+	__u16 family = 0;
+	n->addrlen = addrlen;
+	if (!sa || addrlen < 2 || bpf_probe_read_user(&family, 2, (const void *)sa)) {
+		no_str(sl);
+		return;
+	}
+	n->family = family;
+	if (family == VIGIL_AF_INET || family == VIGIL_AF_INET6) {
+		__u16 port = 0;
+		bpf_probe_read_user(&port, 2, (const void *)(sa + 2));
+		n->port = (port >> 8) | (port << 8);
+		if (family == VIGIL_AF_INET)
+			bpf_probe_read_user(n->addr, 4, (const void *)(sa + 4));
+		else
+			bpf_probe_read_user(n->addr, 16, (const void *)(sa + 8));
+		no_str(sl);
+	} else if (family == VIGIL_AF_UNIX) {
+		add_ubytes(sl, sa + 2, addrlen - 2);
+	} else {
+		no_str(sl);
+	}
+}
+
+/* The socket's own address: the peer, or the local end. */
+static __always_inline bool socket_addr(struct slot *sl, struct file *f, bool peer)
+{
+	struct vigil_net *n = &sl->s->body.net;
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return false;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != VIGIL_AF_INET && family != VIGIL_AF_INET6)
+		return false;
+	n->family = family;
+	if (peer) {
+		__u16 p = BPF_CORE_READ(sk, __sk_common.skc_dport);
+		n->port = (p >> 8) | (p << 8);
+		if (family == VIGIL_AF_INET) {
+			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+			__builtin_memcpy(n->addr, &a, 4);
 		} else {
-			s->hdr.flags |= VIGIL_F_FAULT;
+			bpf_probe_read_kernel(n->addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_daddr));
+		}
+	} else {
+		n->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		if (family == VIGIL_AF_INET) {
+			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+			__builtin_memcpy(n->addr, &a, 4);
+		} else {
+			bpf_probe_read_kernel(n->addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_rcv_saddr));
 		}
 	}
-	s->hdr.len1 = str_user(s->str1, (const void *)a[1], &s->hdr.flags, VIGIL_F_TRUNC1);
-	emit(s, VIGIL_KIND_OPEN);
+	sl->s->hdr.flags |= VIGIL_F_PEER_FROM_SOCKET;
+	no_str(sl);
+	return true;
 }
 
-static __always_inline void connect_event(__u64 a[4], long ret)
+static __always_inline void sock_type(struct slot *sl, struct file *f)
 {
-	struct vigil_scratch *s = begin(VIGIL_KIND_CONNECT);
-	if (!s)
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	sl->s->body.net.sock_type = BPF_CORE_READ(sock, type);
+}
+
+#define VIGIL_EINPROGRESS 115
+#define VIGIL_AT_REMOVEDIR 0x200
+
+static __noinline void sys_open(struct slot *sl, struct vigil_sysdesc *d, __u64 *args, long ret)
+{
+	if (d->addr >= 0) {
+		/* openat2: flags and mode are in struct open_how, in the
+		 * caller's memory; they go where openat2 has no argument. */
+		__u64 how[2] = {};
+		if (bpf_probe_read_user(how, sizeof(how), (const void *)args[d->addr & 7]))
+			sl->s->hdr.flags |= VIGIL_F_FAULT;
+		sl->s->body.sys.args[4] = how[0];
+		sl->s->body.sys.args[5] = how[1];
+	}
+	if (ret >= 0) {
+		struct file *f = fd_file(ret);
+		fill_file(sl, f);
+		add_file_path(sl, f);
+		add_ustr(sl, args[d->name_a & 7]);
+	} else {
+		sl->s->body.sys.s0_is_dir = 1;
+		add_name(sl, args, d->name_a, d->dir_a);
+	}
+}
+
+static __noinline void sys_file(struct slot *sl, struct vigil_sysdesc *d, __u64 *args)
+{
+	if (d->fd >= 0 && d->fd <= 5) {
+		/* fchmod, fchown, ftruncate: the object is the descriptor's. */
+		struct file *f = fd_file((int)args[d->fd & 7]);
+		fill_file(sl, f);
+		add_file_path(sl, f);
+		no_str(sl);
+	} else {
+		sl->s->body.sys.s0_is_dir = 1;
+		add_name(sl, args, d->name_a, d->dir_a);
+	}
+	add_name(sl, args, d->name_b, d->dir_b);
+}
+
+static __noinline void sys_net(struct slot *sl, struct vigil_sysdesc *d, __u64 *args, long ret)
+{
+	struct file *f = fd_file((int)args[d->fd & 7]);
+	sock_type(sl, f);
+	__u32 op = d->op;
+	if (op == VIGIL_OP_CONNECT && (ret == 0 || ret == -VIGIL_EINPROGRESS) && socket_addr(sl, f, true))
 		return;
-	__u64 ptr = a[1];
-	s->body.connect.fd = (__s32)a[0];
-	s->body.connect.ret = ret;
-	s->body.connect.addrlen = (__u32)a[2];
-	__u8 sa[VIGIL_SOCKADDR_MAX] = {};
-	__u64 alen = (__u32)a[2];
-	if (alen > sizeof(sa))
-		alen = sizeof(sa);
-	if (alen >= 2 && bpf_probe_read_user(sa, alen, (const void *)ptr) == 0) {
-		__u16 family = sa[0] | (sa[1] << 8);
-		s->body.connect.family = family;
-		s->body.connect.port = ((__u16)sa[2] << 8) | sa[3]; /* network order */
-		if (family == 2) { /* AF_INET: sin_addr at offset 4 */
-			__builtin_memcpy(s->body.connect.addr, &sa[4], 4);
-		} else if (family == 10) { /* AF_INET6: sin6_addr at offset 8 */
-			__builtin_memcpy(s->body.connect.addr, &sa[8], 16);
-		} else if (family == 1) { /* AF_UNIX: raw sun_path bytes */
-			s->body.connect.port = 0;
-			__u64 n = alen - 2;
-			if (n > VIGIL_UNIX_PATH_MAX)
-				n = VIGIL_UNIX_PATH_MAX;
-			if (n > 0 && bpf_probe_read_user(s->str1, n & 0x7f, (const void *)(ptr + 2)) == 0)
-				s->hdr.len1 = n & 0x7f;
-		}
-	} else if (alen >= 2) {
-		s->hdr.flags |= VIGIL_F_FAULT;
+	if ((op == VIGIL_OP_BIND && ret == 0) || op == VIGIL_OP_LISTEN) {
+		if (socket_addr(sl, f, false))
+			return;
 	}
-	emit(s, VIGIL_KIND_CONNECT);
+	if (op == VIGIL_OP_SENDMSG) {
+		/* struct user_msghdr: msg_name, then msg_namelen. */
+		struct {
+			__u64 name;
+			__u32 namelen;
+		} mh = {};
+		if (bpf_probe_read_user(&mh, sizeof(mh), (const void *)args[1])) {
+			sl->s->hdr.flags |= VIGIL_F_FAULT;
+			no_str(sl);
+			return;
+		}
+		user_sockaddr(sl, mh.name, mh.namelen);
+		return;
+	}
+	if (op == VIGIL_OP_LISTEN) {
+		no_str(sl);
+		return;
+	}
+	int a = d->addr;
+	user_sockaddr(sl, args[a & 7], (__u32)args[(a + 1) & 7]);
 }
 
-SEC("raw_tracepoint/sys_exit")
-int handle_sys_exit(unsigned long long *ctx)
+/*
+ * One program at syscall exit for every syscall of every task on the host
+ * while a capture is attached: it looks the number up before anything
+ * else. Results, descriptors and resolved paths are taken here from the
+ * kernel's own objects; names passed by pointer can only be read from the
+ * caller's memory, and events say which is which.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	long nr = syscall_nr(regs);
-	if (nr != nr_openat && nr != nr_openat2 && nr != nr_connect)
+#if defined(__TARGET_ARCH_x86)
+	long nr = BPF_CORE_READ(regs, orig_ax);
+#else
+	long nr = BPF_CORE_READ(regs, syscallno);
+#endif
+	if (nr < 0 || nr >= VIGIL_NR_MAX)
 		return 0;
-	if (!in_session() || compat_syscall(regs))
+	__u32 key = nr;
+	struct vigil_sysdesc *d = bpf_map_lookup_elem(&syscalls, &key);
+	if (!d || d->op == VIGIL_OP_NONE)
 		return 0;
-	long ret = (long)ctx[1];
-	__u64 a[4] = {};
-	syscall_args(regs, a);
-	if (nr == nr_connect)
-		connect_event(a, ret);
-	else
-		open_event(nr == nr_openat ? VIGIL_SYS_OPENAT : VIGIL_SYS_OPENAT2, a, ret);
+	if (!current_tracked())
+		return 0;
+	__u32 kind = d->kind;
+	if (kind >= VIGIL_NKINDS)
+		return 0;
+	if (compat_syscall(regs)) {
+		count(VIGIL_C_COMPAT, kind);
+		return 0;
+	}
+	if (d->op == VIGIL_OP_EXEC && ret >= 0)
+		return 0; /* a successful exec is sched_process_exec's */
+
+	__u64 args[8] = {};
+	for (int i = 0; i < 6; i++)
+		args[i] = sys_arg(regs, i);
+	if (d->op == VIGIL_OP_FILE && kind == VIGIL_KIND_UNLINK && d->name_a == 1 && (args[2] & VIGIL_AT_REMOVEDIR))
+		kind = VIGIL_KIND_RMDIR; /* unlinkat(AT_REMOVEDIR) */
+
+	struct slot sl;
+	if (!begin(&sl, kind, VIGIL_HOOK_SYS_EXIT))
+		return 0;
+	struct vigil_sys *sys = &sl.s->body.sys;
+	sys->ret = ret;
+	sys->nr = nr;
+	sys->op = d->op;
+	for (int i = 0; i < 6; i++)
+		sys->args[i] = args[i];
+	switch (d->op) {
+	case VIGIL_OP_OPEN:
+		sys_open(&sl, d, args, ret);
+		break;
+	case VIGIL_OP_EXEC:
+		sys->s0_is_dir = 1;
+		add_name(&sl, args, d->name_a, d->dir_a);
+		break;
+	case VIGIL_OP_FILE:
+		sys_file(&sl, d, args);
+		break;
+	default:
+		sys_net(&sl, d, args, ret);
+	}
+	emit(&sl, kind);
+	return 0;
+}
+
+/* ---- io_uring ---- */
+
+#define VIGIL_IORING_OP_OPENAT 18
+#define VIGIL_IORING_OP_OPENAT2 28
+
+/* Completions of requests of the run's rings. The submitting task, or an
+ * io_uring worker of it (tracked from task_newtask), completes them. The
+ * opcode and result are recorded, and for an open the file; the other
+ * operations' arguments are not decoded. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, struct io_uring_cqe *cqe)
+{
+	if (!req_ || !current_tracked())
+		return 0;
+	struct io_kiocb *req = req_;
+	struct slot sl;
+	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE))
+		return 0;
+	struct vigil_iouring *u = &sl.s->body.iouring;
+	__u8 op = BPF_CORE_READ(req, opcode);
+	long res = BPF_CORE_READ(cqe, res);
+	u->opcode = op;
+	u->res = res;
+	u->user_data = BPF_CORE_READ(cqe, user_data);
+	if ((op == VIGIL_IORING_OP_OPENAT || op == VIGIL_IORING_OP_OPENAT2) && res >= 0) {
+		struct file *f = fd_file(res);
+		u->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		u->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		u->f_mode = BPF_CORE_READ(f, f_mode);
+		add_file_path(&sl, f);
+	}
+	emit(&sl, VIGIL_KIND_IO_URING);
 	return 0;
 }

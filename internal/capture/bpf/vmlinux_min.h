@@ -11,6 +11,8 @@
  */
 #ifndef VIGIL_VMLINUX_MIN_H
 #define VIGIL_VMLINUX_MIN_H
+/* Kernel (not UAPI) register names for bpf_tracing.h. */
+#define __VMLINUX_H__
 
 typedef signed char __s8;
 typedef unsigned char __u8;
@@ -34,11 +36,20 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_CGROUP_ARRAY = 8,
 	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 
 enum {
 	BPF_ANY = 0,
 	BPF_NOEXIST = 1,
+};
+
+enum {
+	BPF_F_NO_PREALLOC = 1,
+};
+
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
 };
 
 enum {
@@ -66,6 +77,7 @@ struct signal_struct {
 
 struct mm_struct {
 	unsigned long arg_start;
+	unsigned long arg_end;
 };
 
 struct kernfs_node {
@@ -76,39 +88,161 @@ struct cgroup_subsys_state {
 	struct cgroup_subsys_state *parent;
 };
 
+struct cgroup_root;
+
 struct cgroup {
 	struct cgroup_subsys_state self;
 	struct kernfs_node *kn;
+	struct cgroup_root *root;
 };
 
 struct css_set {
 	struct cgroup *dfl_cgrp;
 };
 
+struct path;
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
+
+struct fs_struct;
+
 struct task_struct {
+	unsigned int flags;
 	pid_t pid;
 	pid_t tgid;
 	int exit_code;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
 	struct css_set *cgroups;
+	struct files_struct *files;
+	struct fs_struct *fs;
+	char comm[16];
+};
+
+/* Path resolution: dentry and mount walk (fs/d_path.c does the same under
+ * rename_lock; see walk_path in capture.bpf.c). */
+struct qstr {
+	const unsigned char *name;
+};
+
+struct hlist_bl_node {
+	struct hlist_bl_node *next;
+	struct hlist_bl_node **pprev;
+};
+
+struct super_block {
+	__u32 s_dev;
+};
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+};
+
+struct dentry {
+	struct hlist_bl_node d_hash;
+	struct dentry *d_parent;
+	struct qstr d_name;
+	struct inode *d_inode;
+};
+
+struct vfsmount {
+	struct dentry *mnt_root;
+};
+
+struct mnt_namespace;
+
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+	struct mnt_namespace *mnt_ns;
+};
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+};
+
+struct fs_struct {
+	struct path pwd;
+};
+
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+	void *private_data;
+	unsigned int f_mode;
 };
 
 struct linux_binprm {
+	struct file *file;
+	int argc;
 	const char *filename;
 };
 
-struct pt_regs;
+/* Sockets: local addresses for bind/listen. */
+struct in6_addr {
+	__u8 in6_u[16];
+};
 
-/* x86_64 layout (arch/x86/include/asm/ptrace.h). */
-struct pt_regs___x86 {
+struct sock_common {
+	__u32 skc_daddr;
+	__u32 skc_rcv_saddr;
+	__u16 skc_dport;
+	__u16 skc_num;
+	unsigned short skc_family;
+	struct in6_addr skc_v6_daddr;
+	struct in6_addr skc_v6_rcv_saddr;
+};
+
+struct sock {
+	struct sock_common __sk_common;
+};
+
+struct socket {
+	short type;
+	struct sock *sk;
+};
+
+struct io_cqe {
+	__u64 user_data;
+	int res;
+};
+
+struct io_kiocb {
+	__u8 opcode;
+	struct io_cqe cqe;
+};
+
+struct io_uring_cqe {
+	__u64 user_data;
+	int res;
+};
+
+/* The registers at kernel entry, as the kprobe macros of bpf_tracing.h
+ * read them (PT_REGS_PARMn, PT_REGS_RC). */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
 	unsigned long r10;
+	unsigned long r9;
+	unsigned long r8;
+	unsigned long ax;
+	unsigned long cx;
 	unsigned long dx;
 	unsigned long si;
 	unsigned long di;
 	unsigned long orig_ax;
+	unsigned long ip;
+	unsigned long sp;
 };
-
 struct thread_info___x86 {
 	__u32 status;
 };
@@ -116,28 +250,21 @@ struct thread_info___x86 {
 struct task_struct___x86 {
 	struct thread_info___x86 thread_info;
 };
-
-/* arm64 layout: struct user_pt_regs starts struct pt_regs
- * (arch/arm64/include/asm/ptrace.h). */
-struct user_pt_regs___arm64 {
+#elif defined(__TARGET_ARCH_arm64)
+struct user_pt_regs {
 	__u64 regs[31];
 	__u64 sp;
 	__u64 pc;
 	__u64 pstate;
 };
 
-struct pt_regs___arm64 {
+struct pt_regs {
+	struct user_pt_regs user_regs;
 	__u64 orig_x0;
 	int syscallno;
 };
+#endif
 
 #pragma clang attribute pop
-
-/* User-space ABI structs: fixed layout, read with bpf_probe_read_user. */
-struct open_how {
-	__u64 flags;
-	__u64 mode;
-	__u64 resolve;
-};
 
 #endif /* VIGIL_VMLINUX_MIN_H */

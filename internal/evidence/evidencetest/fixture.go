@@ -20,6 +20,7 @@ func Run() evidence.Run {
 		VigilVersion: "0.1.0-test",
 		Argv:         []string{"vigil", "agent", "--kernel-events", "4"},
 		EnvNames:     []string{"HOME", "PATH", event.EnvRunID, event.EnvSDKEventLog},
+		Cwd:          "/home/agent",
 		StartTime:    "2026-01-02T03:04:05.123456789Z",
 		EndTime:      "2026-01-02T03:04:06.5Z",
 		Host: evidence.Host{
@@ -39,12 +40,21 @@ func CleanInput() evidence.HealthInput {
 	return evidence.HealthInput{
 		CaptureAvailable: true,
 		Probes: []evidence.Probe{
-			{Name: "tp/sched/sched_process_exec", Attached: true, Required: true},
-			{Name: "tp/sched/sched_process_fork", Attached: true, Required: true},
-			{Name: "tp/sched/sched_process_exit", Attached: true, Required: true},
-			{Name: "tp/syscalls/sys_exit_openat", Attached: true, Required: true},
-			{Name: "tp/syscalls/sys_exit_openat2", Attached: false, Required: false, Error: "not supported"},
-			{Name: "tp/syscalls/sys_exit_connect", Attached: true, Required: true},
+			{Name: "tp_btf/sched_process_exec", Attached: true, Required: true},
+			{Name: "tp_btf/sched_process_fork", Attached: true, Required: true},
+			{Name: "tp_btf/sched_process_exit", Attached: true, Required: true},
+			{Name: "tp_btf/sys_exit", Attached: true, Required: true},
+			{Name: "tp_btf/io_uring_complete", Attached: false, Required: false, Error: "not supported"},
+		},
+		Coverage: evidence.Coverage{
+			Covered: []evidence.CoveredClass{
+				{Class: "exec", Hook: "tp_btf/sched_process_exec", Attached: true, Source: "kernel"},
+				{Class: "fork", Hook: "tp_btf/sched_process_fork", Attached: true, Source: "kernel"},
+				{Class: "exit", Hook: "tp_btf/sched_process_exit", Attached: true, Source: "kernel"},
+				{Class: "open", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel and caller memory"},
+				{Class: "connect", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel socket"},
+			},
+			NotCovered: []evidence.UncoveredClass{{Class: "io_uring", Why: "io_uring_complete did not attach"}},
 		},
 		Drops:                 map[event.Kind]uint64{},
 		DrainProven:           true,
@@ -66,20 +76,33 @@ func Kernel(n int, base uint64) []event.Kernel {
 			k.PID, k.TID = pid, pid
 		}
 		k.Comm, k.CgroupID = "agent", cg
+		if k.Hook == "" {
+			k.Hook = "tp_btf/sched_process_fork"
+			if k.Kind == event.KindExit {
+				k.Hook = "tp_btf/sched_process_exit"
+			}
+		}
 		out = append(out, k)
 	}
 	add(event.Kernel{Kind: event.KindFork, PID: runner, TID: runner, Fork: &event.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid}})
-	add(event.Kernel{Kind: event.KindExec, Exec: &event.Exec{Filename: "/usr/bin/agent", Argv0: "agent"}})
+	add(event.Kernel{Kind: event.KindExec, Hook: "tp_btf/sched_process_exec", Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/agent"},
+		Filename: "/usr/bin/agent", Via: "path", Argv: []event.Bytes{"agent"}, Argc: 1, Ino: 12, Dev: 2049}})
 	add(event.Kernel{Kind: event.KindFork, Fork: &event.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
-	add(event.Kernel{Kind: event.KindConnect, Connect: &event.Connect{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318, Ret: -115}})
-	add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, Path: "/etc/missing", Ret: -2, Access: event.AccessRead}})
+	add(event.Kernel{Kind: event.KindConnect, Hook: "tp_btf/sys_exit", Net: &event.Net{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318,
+		AddrFrom: "socket", SockType: "stream", Syscall: "connect", Ret: -115}})
+	add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat", Dirfd: -100,
+		Name: event.Name{Requested: "/etc/missing"}, Ret: -2, Access: event.AccessRead}})
+	work := &event.ResolvedPath{Path: "/home/agent"}
 	for i := 0; len(out) < n-2; i++ {
-		path := fmt.Sprintf("work/file-%05d", i/2)
+		name := event.Bytes(fmt.Sprintf("work/file-%05d", i/2))
+		file := &event.ResolvedPath{Path: "/home/agent/" + name}
 		if i%2 == 0 {
-			add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, Path: path,
-				Flags: 0o1101, Mode: 0o644, Ret: 3, Access: event.AccessWrite, Create: true, Truncate: true}})
+			add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat", Dirfd: -100,
+				File: file, Name: event.Name{Requested: name}, Flags: 0o1101, Mode: 0o644, Ret: 3,
+				Access: event.AccessWrite, Create: true, Truncate: true, Ino: uint64(100 + i), Dev: 2049}})
 		} else {
-			add(event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat2", Dirfd: -100, Path: path, Ret: 3, Access: event.AccessRead}})
+			add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat2", Dirfd: -100,
+				File: file, Name: event.Name{Requested: name, Dir: work}, Ret: 3, Access: event.AccessRead, Ino: uint64(99 + i), Dev: 2049}})
 		}
 	}
 	add(event.Kernel{Kind: event.KindExit, PID: pid + 1, TID: pid + 1, Exit: &event.Exit{Code: 0, GroupDead: true}})

@@ -1,0 +1,71 @@
+package capture
+
+import "vigil/internal/event"
+
+// ClassCoverage is one operation class the capture records: the hook its
+// events come from, and where the recorded facts come from.
+type ClassCoverage struct {
+	Class  event.Kind
+	Hook   string
+	Source string
+}
+
+// Uncovered is an operation class the capture does not record, and why.
+type Uncovered struct {
+	Class string
+	Why   string
+}
+
+const (
+	hookSysExit = "tp_btf/sys_exit"
+	namesNote   = "result, flags and the directory a relative name is relative to from the kernel at the syscall's return; the name itself from the caller's memory, read after the call (another thread of the caller can change it during the call)"
+)
+
+// coverageTable is the declared coverage: every class the programs
+// record, with its hook. A class whose hook did not attach stays in the
+// list (attached false), so a reader sees what is missing.
+var coverageTable = []ClassCoverage{
+	{event.KindFork, "tp_btf/sched_process_fork", "every task of the run (followed by descent from the first one, in the kernel) with its parent; io_uring workers from tp_btf/task_newtask"},
+	{event.KindExec, "tp_btf/sched_process_exec", "the executable the kernel opened (path walked from its dentry and mount), the name exec was given, and argv from the new image (first 4096 bytes; argv_truncated beyond)"},
+	{event.KindExecFailed, hookSysExit, "execve/execveat returning an error: errno from the kernel; the name from the caller's memory"},
+	{event.KindExit, "tp_btf/sched_process_exit", "every task of the run, with its exit status"},
+	{event.KindCgroupMigrate, "tp_btf/cgroup_attach_task", "moves of the run's tasks between cgroups, and tasks joining the session cgroup"},
+	{event.KindOpen, hookSysExit, "open/openat/openat2/creat: on success the file the returned descriptor refers to, resolved by the kernel; on failure the requested name and errno. " + namesNote},
+	{event.KindUnlink, hookSysExit, "unlink/unlinkat: " + namesNote},
+	{event.KindRmdir, hookSysExit, "rmdir and unlinkat(AT_REMOVEDIR): " + namesNote},
+	{event.KindMkdir, hookSysExit, "mkdir/mkdirat with mode: " + namesNote},
+	{event.KindMknod, hookSysExit, "mknod/mknodat with mode and device: " + namesNote},
+	{event.KindRename, hookSysExit, "rename/renameat/renameat2, old and new name: " + namesNote},
+	{event.KindLink, hookSysExit, "link/linkat, old and new name: " + namesNote},
+	{event.KindSymlink, hookSysExit, "symlink/symlinkat, target and name: " + namesNote},
+	{event.KindChmod, hookSysExit, "chmod/fchmod/fchmodat/fchmodat2 with the new mode; fchmod's file from its descriptor. " + namesNote},
+	{event.KindChown, hookSysExit, "chown/fchown/lchown/fchownat with the new owner; fchown's file from its descriptor. " + namesNote},
+	{event.KindTruncate, hookSysExit, "truncate/ftruncate with the length; ftruncate's file from its descriptor. " + namesNote},
+	{event.KindConnect, hookSysExit, "connect: the peer from the kernel's socket when it connected or is connecting (inet, inet6); otherwise (unix sockets, failures) the address from the caller's memory"},
+	{event.KindSend, hookSysExit, "sendto/sendmsg naming a destination (UDP, TCP Fast Open, unix datagrams), with the call's result; the destination from the caller's memory, read after the call"},
+	{event.KindBind, hookSysExit, "bind: the local address from the kernel's socket on success, from the caller's memory on failure"},
+	{event.KindListen, hookSysExit, "listen: the local address from the kernel's socket"},
+	{event.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel). Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded"},
+}
+
+// notCovered lists what the capture does not see, so that "complete" is
+// never read as more than it is.
+var notCovered = []Uncovered{
+	{"read_write_volume", "reads, writes and their byte counts are not recorded"},
+	{"mmap", "memory mappings (mmap, mprotect) are not recorded"},
+	{"ptrace", "ptrace, process_vm_readv/writev and other cross-process access are not recorded"},
+	{"dns", "DNS names are not recorded; only the addresses connected to or sent to"},
+	{"other_syscalls", "syscalls not listed as covered (e.g. open_by_handle_at, name_to_handle_at, sendmmsg, setxattr, mount, kill) are not recorded"},
+	{"compat_32bit", "32-bit (compat) syscalls are counted per kind (compat_syscalls) but not decoded"},
+	{"network_namespaces", "addresses are as seen in the task's own network namespace; the namespace is not recorded"},
+	{"mount_namespaces", "resolved paths are relative to the root of the task's mount namespace (a chroot is not subtracted); the namespace is not recorded"},
+	{"failed_file_op_paths", "a name's path is the kernel's resolved directory joined with the name as read from the caller's memory after the call: a thread of the caller that rewrites the name during the call can make it differ from what the kernel used"},
+	{"io_uring_arguments", "io_uring operations other than opens are recorded by opcode and result only"},
+	{"kernel_threads", "work done by kernel threads on the run's behalf (other than io_uring workers) is not attributed to the run"},
+}
+
+// Coverage is the declared coverage, with the attach state of each
+// class's hook from the probes.
+func (c *Capture) Coverage() ([]ClassCoverage, []Uncovered) {
+	return append([]ClassCoverage(nil), coverageTable...), append([]Uncovered(nil), notCovered...)
+}

@@ -1,0 +1,548 @@
+package capture
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Workloads for the capture v2 tests, run by the test binary itself (see
+// runHelper). Each prints what really happened, as the kernel reports it
+// to the workload (readlink of the descriptor, getpeername), so a test can
+// hold the capture against the truth.
+var v2Helpers = map[string]func(args []string) error{
+	"toctou-open":   toctouOpen,
+	"race-open":     raceOpen,
+	"race-connect":  raceConnect,
+	"legacy-open":   legacyOpen,
+	"iouring-open":  ioUringOpen,
+	"send":          sendWithDestination,
+	"mutate":        mutate,
+	"exec-fail":     execFail,
+	"relative":      relativeOpens,
+	"memfd-exec":    memfdExec,
+	"cgroup-trip":   cgroupRoundTrip,
+	"nonutf8":       nonUTF8Names,
+	"bind-listen":   bindListen,
+	"thread-execve": threadExecve,
+	"sleep-outside": sleepOutside,
+	"open-nofollow": openNoFollow,
+}
+
+// cstr returns a NUL-terminated copy of s in a buffer of n bytes that
+// stays where it is (another goroutine rewrites it in place).
+func cstr(s string, n int) []byte {
+	b := make([]byte, n)
+	copy(b, s)
+	return b
+}
+
+func rawOpenat(buf []byte, flags int) (int, error) {
+	dirfd := unix.AT_FDCWD
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&buf[0])), uintptr(flags|unix.O_CLOEXEC), 0, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+func fdPath(fd int) string {
+	p, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return "?" + err.Error()
+	}
+	return p
+}
+
+// toctouOpen FIFO DECOY: opens FIFO (which blocks until a writer comes),
+// and while the open blocks, rewrites the name in its buffer to DECOY,
+// then unblocks it. Prints "tid fd real".
+func toctouOpen(args []string) error {
+	fifo, decoy := args[0], args[1]
+	buf := cstr(fifo, 4096)
+	var tid atomic.Int64
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		tid.Store(int64(unix.Gettid()))
+		fd, err := rawOpenat(buf, unix.O_RDONLY)
+		done <- result{fd, err}
+	}()
+	// Wait until the opener sleeps inside openat (syscall 257 on amd64,
+	// 56 on arm64) with our buffer as its argument.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if t := tid.Load(); t != 0 {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/syscall", t))
+			f := strings.Fields(string(b))
+			if len(f) > 2 && f[0] == strconv.Itoa(unix.SYS_OPENAT) && f[2] == fmt.Sprintf("%#x", uintptr(unsafe.Pointer(&buf[0]))) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("opener never blocked in openat")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	copy(buf, decoy+"\x00")
+	w, err := unix.Open(fifo, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	r := <-done
+	unix.Close(w)
+	if r.err != nil {
+		return r.err
+	}
+	fmt.Println(tid.Load(), r.fd, fdPath(r.fd))
+	return unix.Close(r.fd)
+}
+
+// raceOpen A B N: one thread opens the name in a buffer N times while
+// another flips the buffer between A and B. Prints "tid" and then, per
+// open, the file it really opened.
+func raceOpen(args []string) error {
+	a, b := args[0], args[1]
+	n, _ := strconv.Atoi(args[2])
+	if len(a) != len(b) {
+		return fmt.Errorf("names must have one length")
+	}
+	buf := cstr(a, 256)
+	var stop atomic.Bool
+	go func() {
+		for i := 0; !stop.Load(); i++ {
+			if i%2 == 0 {
+				copy(buf, b)
+			} else {
+				copy(buf, a)
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	var out strings.Builder
+	fmt.Fprintln(&out, unix.Gettid())
+	for range n {
+		fd, err := rawOpenat(buf, unix.O_RDONLY)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(&out, fdPath(fd))
+		unix.Close(fd)
+	}
+	stop.Store(true)
+	fmt.Print(out.String())
+	return nil
+}
+
+// raceConnect N: listens on two loopback ports and connects N times
+// through one sockaddr buffer whose port another thread flips between
+// them. Prints "tid" and then, per connect, the peer port the kernel
+// reports.
+func raceConnect(args []string) error {
+	n, _ := strconv.Atoi(args[0])
+	var ports [2]uint16
+	for i := range ports {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		ports[i] = uint16(l.Addr().(*net.TCPAddr).Port)
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	// struct sockaddr_in: family, port (big endian), address.
+	sa := make([]byte, 16)
+	binary.LittleEndian.PutUint16(sa[0:], unix.AF_INET)
+	copy(sa[4:], []byte{127, 0, 0, 1})
+	binary.BigEndian.PutUint16(sa[2:], ports[0])
+	var stop atomic.Bool
+	go func() {
+		for i := 0; !stop.Load(); i++ {
+			binary.BigEndian.PutUint16(sa[2:], ports[i%2])
+		}
+	}()
+	runtime.LockOSThread()
+	var out strings.Builder
+	fmt.Fprintln(&out, unix.Gettid())
+	for range n {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		_, _, errno := unix.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa[0])), 16)
+		if errno != 0 {
+			unix.Close(fd)
+			return errno
+		}
+		peer, err := unix.Getpeername(fd)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(&out, peer.(*unix.SockaddrInet4).Port)
+		unix.Close(fd)
+	}
+	stop.Store(true)
+	fmt.Print(out.String())
+	return nil
+}
+
+// legacyOpen DIR: open(2) and creat(2), the calls musl's fopen and creat
+// make on x86_64.
+func legacyOpen(args []string) error {
+	dir := args[0]
+	p := cstr(filepath.Join(dir, "via-open"), 256)
+	fd, _, errno := unix.Syscall(unix.SYS_OPEN, uintptr(unsafe.Pointer(&p[0])), uintptr(unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC), 0o600)
+	if errno != 0 {
+		return errno
+	}
+	unix.Close(int(fd))
+	c := cstr(filepath.Join(dir, "via-creat"), 256)
+	fd, _, errno = unix.Syscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(&c[0])), 0o640, 0)
+	if errno != 0 {
+		return errno
+	}
+	return unix.Close(int(fd))
+}
+
+// ioUringOpen PATH: opens PATH twice through io_uring (IORING_OP_OPENAT),
+// once inline and once forced onto an io-wq worker (IOSQE_ASYNC). Prints
+// the two descriptors.
+func ioUringOpen(args []string) error {
+	path := cstr(args[0], 256)
+	var p [120]byte
+	ringFd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&p[0])), 0)
+	if errno != 0 {
+		return fmt.Errorf("io_uring_setup: %w", errno)
+	}
+	defer unix.Close(int(ringFd))
+	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(p[off:]) }
+	sqEntries, cqEntries := u32(0), u32(4)
+	sqOff, cqOff := 40, 80 // struct io_sqring_offsets, io_cqring_offsets
+	sqSize := int(u32(sqOff+24)) + int(sqEntries)*4
+	cqSize := int(u32(cqOff+20)) + int(cqEntries)*16
+	ringSize := max(sqSize, cqSize) // IORING_FEAT_SINGLE_MMAP (5.4+)
+	ring, err := unix.Mmap(int(ringFd), 0, ringSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(ring)
+	sqes, err := unix.Mmap(int(ringFd), 0x10000000, int(sqEntries)*64, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(sqes)
+	at := func(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+	for i, flags := range []byte{0, 1 << 4 /* IOSQE_ASYNC */} {
+		sqe := sqes[:64]
+		clear(sqe)
+		sqe[0] = 18 // IORING_OP_OPENAT
+		sqe[1] = flags
+		binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c)) // AT_FDCWD
+		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
+		binary.LittleEndian.PutUint32(sqe[28:], uint32(unix.O_RDONLY|unix.O_CLOEXEC))
+		binary.LittleEndian.PutUint64(sqe[32:], uint64(100+i)) // user_data
+		tail := atomic.LoadUint32(at(ring, u32(sqOff+4)))
+		mask := *at(ring, u32(sqOff+8))
+		*at(ring, u32(sqOff+24)+4*(tail&mask)) = 0
+		atomic.StoreUint32(at(ring, u32(sqOff+4)), tail+1)
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, ringFd, 1, 1, 1 /* IORING_ENTER_GETEVENTS */, 0, 0)
+		runtime.KeepAlive(path)
+		if errno != 0 {
+			return fmt.Errorf("io_uring_enter: %w", errno)
+		}
+		head := atomic.LoadUint32(at(ring, u32(cqOff)))
+		cqMask := *at(ring, u32(cqOff+8))
+		cqe := ring[u32(cqOff+20)+16*(head&cqMask):]
+		res := int32(binary.LittleEndian.Uint32(cqe[8:]))
+		atomic.StoreUint32(at(ring, u32(cqOff)), head+1)
+		if res < 0 {
+			return fmt.Errorf("io_uring openat: %w", unix.Errno(-res))
+		}
+		fmt.Println(res, fdPath(int(res)))
+		unix.Close(int(res))
+	}
+	return nil
+}
+
+// sendWithDestination PORT: UDP datagrams to 127.0.0.1 and [::1] with
+// sendto and sendmsg, and a TCP Fast Open sendto to 127.0.0.1 (PORT is a
+// TCP listener).
+func sendWithDestination(args []string) error {
+	port, _ := strconv.Atoi(args[0])
+	u4, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(u4)
+	if err := unix.Sendto(u4, []byte("v4"), 0, &unix.SockaddrInet4{Port: port + 1, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("sendto v4: %w", err)
+	}
+	if _, err := unix.SendmsgN(u4, []byte("v4msg"), nil, &unix.SockaddrInet4{Port: port + 2, Addr: [4]byte{127, 0, 0, 1}}, 0); err != nil {
+		return fmt.Errorf("sendmsg v4: %w", err)
+	}
+	u6, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(u6)
+	if err := unix.Sendto(u6, []byte("v6"), 0, &unix.SockaddrInet6{Port: port + 3, Addr: [16]byte{15: 1}}); err != nil {
+		return fmt.Errorf("sendto v6: %w", err)
+	}
+	t, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(t)
+	// Without a cookie the data waits for the handshake; either way the
+	// kernel connects to the address given here.
+	err = unix.Sendto(t, []byte("tfo"), unix.MSG_FASTOPEN, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	if err != nil && err != unix.EINPROGRESS {
+		return fmt.Errorf("sendto MSG_FASTOPEN: %w", err)
+	}
+	return nil
+}
+
+// mutate DIR: every file-tree change the capture declares, in DIR.
+func mutate(args []string) error {
+	dir := args[0]
+	j := func(n string) string { return filepath.Join(dir, n) }
+	steps := []func() error{
+		func() error { return unix.Mkdir(j("d"), 0o750) },
+		func() error { return os.WriteFile(j("f"), []byte("data"), 0o644) },
+		func() error { return unix.Chmod(j("f"), 0o600) },
+		func() error { return unix.Chown(j("f"), 0, 0) },
+		func() error { return unix.Link(j("f"), j("hard")) },
+		func() error { return unix.Symlink("f", j("soft")) },
+		func() error { return unix.Rename(j("f"), j("d/g")) },
+		func() error { return unix.Truncate(j("d/g"), 2) },
+		func() error {
+			fd, err := unix.Open(j("d/g"), unix.O_RDWR|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			if err := unix.Ftruncate(fd, 1); err != nil {
+				return err
+			}
+			if err := unix.Fchmod(fd, 0o640); err != nil {
+				return err
+			}
+			return unix.Fchown(fd, 0, 0)
+		},
+		func() error { return unix.Mkfifo(j("fifo"), 0o600) },
+		func() error { return unix.Unlink(j("hard")) },
+		func() error { return unix.Unlink(j("soft")) },
+		func() error { return unix.Unlink(j("fifo")) },
+		func() error { return unix.Unlink(j("d/g")) },
+		func() error { return unix.Rmdir(j("d")) },
+		// A refusal is recorded too, with its errno.
+		func() error {
+			if err := unix.Unlink(j("never-there")); err != unix.ENOENT {
+				return fmt.Errorf("unlink of a missing file: %v", err)
+			}
+			return nil
+		},
+	}
+	for i, s := range steps {
+		if err := s(); err != nil {
+			return fmt.Errorf("step %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// execFail DIR: execve of a missing program and of a file without the
+// execute bit; both must fail.
+func execFail(args []string) error {
+	noexec := filepath.Join(args[0], "not-executable")
+	if err := os.WriteFile(noexec, []byte("#!/bin/true\n"), 0o644); err != nil {
+		return err
+	}
+	if err := unix.Exec(filepath.Join(args[0], "missing"), []string{"missing"}, nil); err != unix.ENOENT {
+		return fmt.Errorf("exec of a missing program: %v", err)
+	}
+	if err := unix.Exec(noexec, []string{"x"}, nil); err != unix.EACCES {
+		return fmt.Errorf("exec of a non-executable file: %v", err)
+	}
+	return nil
+}
+
+// relativeOpens DIR: a relative open through a directory descriptor, and
+// one after chdir; then a failed relative open.
+func relativeOpens(args []string) error {
+	dir := args[0]
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		return err
+	}
+	for _, n := range []string{"sub/by-dirfd", "sub/by-cwd"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	dfd, err := unix.Open(filepath.Join(dir, "sub"), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Openat(dfd, "by-dirfd", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	unix.Close(dfd)
+	if err := unix.Chdir(filepath.Join(dir, "sub")); err != nil {
+		return err
+	}
+	fd, err = unix.Open("by-cwd", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	if _, err := unix.Open("no-such", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != unix.ENOENT {
+		return fmt.Errorf("open of a missing file: %v", err)
+	}
+	return nil
+}
+
+// memfdExec: copies /bin/true into a memfd named "payload" and executes
+// it through the descriptor (fexecve).
+func memfdExec([]string) error {
+	prog, err := os.ReadFile("/bin/true")
+	if err != nil {
+		return err
+	}
+	fd, err := unix.MemfdCreate("payload", 0)
+	if err != nil {
+		return err
+	}
+	if _, err := unix.Write(fd, prog); err != nil {
+		return err
+	}
+	empty := cstr("", 8)
+	argv := []*byte{&cstr("payload", 16)[0], nil}
+	envp := []*byte{nil}
+	_, _, errno := unix.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
+		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
+	return fmt.Errorf("execveat of a memfd: %v", errno)
+}
+
+// cgroupRoundTrip SESSION OUTSIDE MARKER: moves this process to the
+// OUTSIDE cgroup, opens MARKER there, and moves back into SESSION.
+func cgroupRoundTrip(args []string) error {
+	session, outside, marker := args[0], args[1], args[2]
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(filepath.Join(outside, "cgroup.procs"), pid, 0); err != nil {
+		return fmt.Errorf("leave the session: %w", err)
+	}
+	if err := os.WriteFile(marker, []byte("outside"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(session, "cgroup.procs"), pid, 0); err != nil {
+		return fmt.Errorf("come back: %w", err)
+	}
+	return nil
+}
+
+// nonUTF8Names DIR: creates two files whose names differ only in a byte
+// that is not UTF-8.
+func nonUTF8Names(args []string) error {
+	for _, n := range []string{"name-\xff", "name-\xfe"} {
+		if err := os.WriteFile(filepath.Join(args[0], n), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindListen: binds a TCP socket to 127.0.0.1:0 and listens; prints the
+// port the kernel gave it.
+func bindListen([]string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	if err := unix.Listen(fd, 7); err != nil {
+		return err
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return err
+	}
+	fmt.Println(sa.(*unix.SockaddrInet4).Port)
+	return nil
+}
+
+// threadExecve: execve from a thread that is not the thread-group leader.
+// It runs from init, where the main goroutine holds the leader thread, so
+// the goroutine that calls exec is on another thread. The kernel gives
+// that thread the leader's id.
+func threadExecve([]string) error {
+	return fmt.Errorf("thread-execve runs from init")
+}
+
+func init() {
+	if os.Getenv(helperEnv) != "thread-execve" {
+		return
+	}
+	errc := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			errc <- fmt.Errorf("exec goroutine is on the leader thread")
+			return
+		}
+		errc <- unix.Exec("/bin/true", []string{"true"}, nil)
+	}()
+	fmt.Fprintln(os.Stderr, "helper:", <-errc)
+	os.Exit(1)
+}
+
+// sleepOutside OUTSIDE MARKER: moves to OUTSIDE and stays there, alive,
+// for a minute, opening MARKER first. The test kills it.
+func sleepOutside(args []string) error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(filepath.Join(args[0], "cgroup.procs"), pid, 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(args[1], nil, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("outside")
+	time.Sleep(time.Minute)
+	return nil
+}
+
+// openNoFollow LINK: an open through a symlink resolves to its target.
+func openNoFollow(args []string) error {
+	fd, err := unix.Open(args[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Println(fdPath(fd))
+	return unix.Close(fd)
+}

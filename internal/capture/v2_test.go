@@ -1,0 +1,492 @@
+package capture
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"vigil/internal/event"
+	"vigil/internal/testenv"
+)
+
+// runHelperIn runs a helper mode in a fresh test cgroup under a capture
+// and returns its output and the finished capture.
+func runHelperIn(t *testing.T, mode string, args ...string) (string, *Result, *Capture) {
+	t.Helper()
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	cmd := helper(t, cg, mode, args...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper %s: %v", mode, err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+	return string(out), r, c
+}
+
+func eventsOf(r *Result, kind event.Kind) []event.Kernel {
+	var out []event.Kernel
+	for _, e := range r.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A thread rewrites the name while the open blocks on a FIFO: the archive
+// must name the FIFO that was opened, never the decoy written into the
+// caller's memory afterwards.
+func TestTOCTOUOpenRecordsTheOpenedFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, r, _ := runHelperIn(t, "toctou-open", fifo, "/etc/hostname")
+	f := strings.Fields(out)
+	if len(f) != 3 || f[2] != fifo {
+		t.Fatalf("helper output %q: the workload did not open the FIFO", out)
+	}
+	tid, _ := strconv.Atoi(f[0])
+	fd, _ := strconv.Atoi(f[1])
+	var found bool
+	for _, e := range eventsOf(r, event.KindOpen) {
+		if e.TID != uint32(tid) {
+			continue
+		}
+		if o := e.Open; o.File != nil && o.File.Path == "/etc/hostname" {
+			t.Errorf("the archive says the workload opened /etc/hostname: %+v", o)
+		}
+		if o := e.Open; o.Ret == int64(fd) {
+			found = true
+			if o.File == nil || string(o.File.Path) != fifo {
+				t.Errorf("open returning fd %d recorded as %+v, want the FIFO %s", fd, o.File, fifo)
+			}
+			// The name read back from the caller's memory is the decoy:
+			// it is kept, labelled as what the caller's buffer held.
+			t.Logf("requested (caller's memory after the call): %q; file (kernel): %q", o.Name.Requested, o.File.Path)
+		}
+	}
+	if !found {
+		t.Fatalf("no open event for fd %d of tid %d", fd, tid)
+	}
+}
+
+// Many opens through a buffer another thread flips between two names:
+// every recorded file must be the one the kernel really opened.
+func TestRacingNameNeverMisrecorded(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "file-a"), filepath.Join(dir, "file-b")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 20000
+	out, r, _ := runHelperIn(t, "race-open", a, b, strconv.Itoa(n))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	tid, _ := strconv.Atoi(lines[0])
+	truth := lines[1:]
+	var got []string
+	requestedDiffers := 0
+	for _, e := range eventsOf(r, event.KindOpen) {
+		if e.TID != uint32(tid) || e.Open.File == nil || !strings.HasPrefix(string(e.Open.File.Path), dir) {
+			continue
+		}
+		got = append(got, string(e.Open.File.Path))
+		if string(e.Open.Name.Requested) != string(e.Open.File.Path) {
+			requestedDiffers++
+		}
+	}
+	if len(got) != len(truth) || len(truth) != n {
+		t.Fatalf("%d opens recorded, %d performed (want %d)", len(got), len(truth), n)
+	}
+	wrong := 0
+	for i := range truth {
+		if got[i] != truth[i] {
+			wrong++
+		}
+	}
+	if wrong != 0 {
+		t.Fatalf("%d of %d opens recorded with a file other than the one opened", wrong, n)
+	}
+	// The race is real: the caller's buffer often no longer held the
+	// name the kernel used by the time the call returned.
+	t.Logf("%d of %d opens: the caller's buffer named the other file at return (kept as requested, not as the file)", requestedDiffers, n)
+}
+
+// Connects through a sockaddr another thread rewrites: every recorded
+// destination must be the peer the kernel connected to.
+func TestRacingSockaddrNeverMisrecorded(t *testing.T) {
+	const n = 2000
+	out, r, _ := runHelperIn(t, "race-connect", strconv.Itoa(n))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	tid, _ := strconv.Atoi(lines[0])
+	truth := lines[1:]
+	var got []string
+	for _, e := range eventsOf(r, event.KindConnect) {
+		if e.TID != uint32(tid) {
+			continue
+		}
+		if e.Net.AddrFrom != "socket" || e.Net.Ret != 0 || e.Net.Addr != "127.0.0.1" {
+			t.Fatalf("connect recorded as %+v, want the socket's peer", e.Net)
+		}
+		got = append(got, strconv.Itoa(int(e.Net.Port)))
+	}
+	if len(got) != n || len(truth) != n {
+		t.Fatalf("%d connects recorded, %d performed, want %d", len(got), len(truth), n)
+	}
+	for i := range truth {
+		if got[i] != truth[i] {
+			t.Fatalf("connect %d recorded to port %s, the kernel connected to %s", i, got[i], truth[i])
+		}
+	}
+}
+
+// open(2) and creat(2), which musl's fopen and creat use on x86_64.
+func TestLegacyOpenAndCreat(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Fatalf("open(2) and creat(2) exist only on amd64 of the supported architectures; this test is for amd64 hosts (GOARCH %s)", runtime.GOARCH)
+	}
+	dir := t.TempDir()
+	_, r, _ := runHelperIn(t, "legacy-open", dir)
+	want := map[string]string{filepath.Join(dir, "via-open"): "open", filepath.Join(dir, "via-creat"): "creat"}
+	for _, e := range eventsOf(r, event.KindOpen) {
+		if e.Open.File == nil {
+			continue
+		}
+		if sc, ok := want[string(e.Open.File.Path)]; ok && e.Open.Syscall == sc && e.Open.Create && e.Open.Access == event.AccessWrite {
+			delete(want, string(e.Open.File.Path))
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("not captured: %v", want)
+	}
+}
+
+// io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.
+func TestIOUringOpen(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "ring-target")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, r, _ := runHelperIn(t, "iouring-open", target)
+	if strings.Count(out, target) != 2 {
+		t.Fatalf("helper did not open the target twice: %q", out)
+	}
+	var opens, byWorker int
+	for _, e := range eventsOf(r, event.KindIOUring) {
+		u := e.IOUring
+		if u.Op == "openat" && u.Res >= 0 && u.File != nil && string(u.File.Path) == target && u.Access == event.AccessRead {
+			opens++
+			if e.IOWorker {
+				byWorker++
+			}
+		}
+	}
+	if opens != 2 || byWorker != 1 {
+		t.Fatalf("io_uring opens of %s recorded: %d (by a worker: %d), want 2 (1)", target, opens, byWorker)
+	}
+	// The worker was reported as a task of the run.
+	var workerFork bool
+	for _, e := range eventsOf(r, event.KindFork) {
+		workerFork = workerFork || e.Fork.IOWorker
+	}
+	if !workerFork {
+		t.Error("no fork event for the io_uring worker")
+	}
+}
+
+// UDP sendto/sendmsg with a destination (v4 and v6) and TCP Fast Open.
+func TestSendWithDestination(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	_, r, _ := runHelperIn(t, "send", strconv.Itoa(port))
+	want := map[string]bool{
+		"sendto inet 127.0.0.1 " + strconv.Itoa(port+1) + " dgram":  false,
+		"sendmsg inet 127.0.0.1 " + strconv.Itoa(port+2) + " dgram": false,
+		"sendto inet6 ::1 " + strconv.Itoa(port+3) + " dgram":       false,
+		"sendto inet 127.0.0.1 " + strconv.Itoa(port) + " stream":   false,
+	}
+	for _, e := range eventsOf(r, event.KindSend) {
+		n := e.Net
+		k := strings.Join([]string{n.Syscall, n.Family, string(n.Addr), strconv.Itoa(int(n.Port)), n.SockType}, " ")
+		if _, ok := want[k]; ok {
+			want[k] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("send not captured: %s", k)
+		}
+	}
+}
+
+// Every file-tree change, with its resolved directory and result.
+func TestFileMutations(t *testing.T) {
+	dir := t.TempDir()
+	_, r, _ := runHelperIn(t, "mutate", dir)
+	type op struct {
+		kind event.Kind
+		path string
+	}
+	j := func(n string) string { return filepath.Join(dir, n) }
+	want := map[op]bool{
+		{event.KindMkdir, j("d")}: false, {event.KindChmod, j("f")}: false, {event.KindChown, j("f")}: false,
+		{event.KindLink, j("f")}: false, {event.KindSymlink, j("soft")}: false, {event.KindRename, j("f")}: false,
+		{event.KindTruncate, j("d/g")}: false, {event.KindMknod, j("fifo")}: false, {event.KindUnlink, j("hard")}: false,
+		{event.KindUnlink, j("soft")}: false, {event.KindUnlink, j("d/g")}: false, {event.KindRmdir, j("d")}: false,
+	}
+	var renameTo, linkTo, symTarget string
+	var fdChmod, fdChown, fdTrunc, refused bool
+	for _, e := range r.Events {
+		f := e.FileOp
+		if f == nil {
+			continue
+		}
+		if f.Ret == -int64(unix.ENOENT) && e.Kind == event.KindUnlink && string(f.ObjectPath()) == j("never-there") {
+			refused = true
+			continue
+		}
+		if f.Ret != 0 {
+			t.Errorf("%s %s failed: %d", e.Kind, f.ObjectPath(), f.Ret)
+		}
+		p := string(f.ObjectPath())
+		if e.Kind == event.KindSymlink && f.NewName != nil {
+			p = string(f.NewName.Path())
+			if f.Target != nil {
+				symTarget = string(*f.Target)
+			}
+		}
+		want[op{e.Kind, p}] = true
+		switch {
+		case e.Kind == event.KindRename && f.NewName != nil:
+			renameTo = string(f.NewName.Path())
+		case e.Kind == event.KindLink && f.NewName != nil:
+			linkTo = string(f.NewName.Path())
+		case e.Kind == event.KindChmod && f.File != nil && string(f.File.Path) == j("d/g"):
+			fdChmod = f.Mode != nil && *f.Mode == 0o640
+		case e.Kind == event.KindChown && f.File != nil && string(f.File.Path) == j("d/g"):
+			fdChown = f.UID != nil && *f.UID == 0
+		case e.Kind == event.KindTruncate && f.File != nil && string(f.File.Path) == j("d/g"):
+			fdTrunc = f.Length != nil && *f.Length == 1
+		case e.Kind == event.KindChmod && p == j("f"):
+			if f.Mode == nil || *f.Mode != 0o600 {
+				t.Errorf("chmod mode %v, want 0600", f.Mode)
+			}
+		}
+	}
+	for o, seen := range want {
+		if !seen {
+			t.Errorf("not captured: %s %s", o.kind, o.path)
+		}
+	}
+	if renameTo != j("d/g") || linkTo != j("hard") || symTarget != "f" {
+		t.Errorf("rename to %q, link to %q, symlink target %q", renameTo, linkTo, symTarget)
+	}
+	if !fdChmod || !fdChown || !fdTrunc {
+		t.Errorf("descriptor-based calls: fchmod %v, fchown %v, ftruncate %v", fdChmod, fdChown, fdTrunc)
+	}
+	if !refused {
+		t.Error("the refused unlink (ENOENT) is not an event")
+	}
+}
+
+// Failed execve attempts are events, with errno and the name tried.
+func TestFailedExec(t *testing.T) {
+	dir := t.TempDir()
+	_, r, _ := runHelperIn(t, "exec-fail", dir)
+	want := map[string]int64{filepath.Join(dir, "missing"): -int64(unix.ENOENT), filepath.Join(dir, "not-executable"): -int64(unix.EACCES)}
+	for _, e := range eventsOf(r, event.KindExecFailed) {
+		x := e.ExecFailed
+		if errno, ok := want[string(x.Name.Path())]; ok && errno == x.Ret && x.Syscall == "execve" {
+			delete(want, string(x.Name.Path()))
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("failed execs not captured: %v", want)
+	}
+}
+
+// Relative names carry the directory the kernel resolved them against.
+func TestRelativeNamesResolved(t *testing.T) {
+	dir := t.TempDir()
+	_, r, _ := runHelperIn(t, "relative", dir)
+	sub := filepath.Join(dir, "sub")
+	var dirfd, cwd, failed bool
+	for _, e := range eventsOf(r, event.KindOpen) {
+		o := e.Open
+		switch {
+		case o.Name.Requested == "by-dirfd" && o.File != nil:
+			dirfd = string(o.File.Path) == filepath.Join(sub, "by-dirfd") && o.Syscall == "openat" && o.Dirfd >= 0
+		case o.Name.Requested == "by-cwd" && o.File != nil:
+			cwd = string(o.File.Path) == filepath.Join(sub, "by-cwd")
+		case o.Name.Requested == "no-such":
+			failed = o.Ret == -int64(unix.ENOENT) && o.File == nil && o.Name.Dir != nil && string(o.Name.Dir.Path) == sub &&
+				string(o.Name.Path()) == filepath.Join(sub, "no-such")
+		}
+	}
+	if !dirfd || !cwd || !failed {
+		t.Fatalf("relative opens resolved: through a dirfd %v, after chdir %v, failed with its directory %v", dirfd, cwd, failed)
+	}
+}
+
+// A program run from a memfd is named as such.
+func TestMemfdExecNamed(t *testing.T) {
+	_, r, _ := runHelperIn(t, "memfd-exec")
+	for _, e := range eventsOf(r, event.KindExec) {
+		x := e.Exec
+		if x.Via == "fd" && x.File.Detached && string(x.File.Path) == "memfd:payload" && strings.HasPrefix(string(x.Filename), "/dev/fd/") {
+			return
+		}
+	}
+	t.Fatalf("no exec from the memfd recorded: %v", eventsOf(r, event.KindExec))
+}
+
+// A task that leaves the session cgroup and comes back is captured while
+// outside, and both moves are events.
+func TestCgroupRoundTripCaptured(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	outside := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	marker := filepath.Join(t.TempDir(), "written-outside")
+	if err := helper(t, cg, "cgroup-trip", cg, outside, marker).Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+	var out, back, wrote bool
+	var outsideID uint64
+	for _, e := range r.Events {
+		switch {
+		case e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.DefaultHierarchy && !e.Migrate.IntoSession:
+			out, outsideID = true, e.Migrate.DstCgroupID
+		case e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.IntoSession:
+			back = out
+		case e.Kind == event.KindOpen && e.Open.File != nil && string(e.Open.File.Path) == marker:
+			wrote = out && !back && e.CgroupID == outsideID && e.Open.Create
+		}
+	}
+	if !out || !back || !wrote {
+		t.Fatalf("round trip: moved out %v, came back %v, write while outside captured %v", out, back, wrote)
+	}
+}
+
+// A task of the run still alive outside the session when the capture
+// closes is counted, and what it does later is not silently lost.
+func TestLiveTaskOutsideIsCounted(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	outside := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	marker := filepath.Join(t.TempDir(), "m")
+	cmd := helper(t, cg, "sleep-outside", outside, marker)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, _ := stdout.Read(buf); !bytes.HasPrefix(buf[:n], []byte("outside")) {
+		t.Fatalf("helper said %q", buf[:n])
+	}
+	// The session cgroup is empty now, though the task lives.
+	r := finish(t, c, cg)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if r.LiveTasks < 1 {
+		t.Errorf("live tasks at close = %d, want >= 1", r.LiveTasks)
+	}
+	var wrote bool
+	for _, e := range eventsOf(r, event.KindOpen) {
+		wrote = wrote || e.Open.File != nil && string(e.Open.File.Path) == marker
+	}
+	if !wrote {
+		t.Error("the open made outside the session was not captured")
+	}
+}
+
+// Two names that differ only in a non-UTF-8 byte stay two names.
+func TestNonUTF8NamesDistinct(t *testing.T) {
+	dir := t.TempDir()
+	_, r, _ := runHelperIn(t, "nonutf8", dir)
+	seen := map[event.Bytes]bool{}
+	for _, e := range eventsOf(r, event.KindOpen) {
+		if e.Open.File != nil && strings.HasPrefix(string(e.Open.File.Path), dir) {
+			seen[e.Open.File.Path] = true
+		}
+	}
+	a, b := event.Bytes(filepath.Join(dir, "name-\xff")), event.Bytes(filepath.Join(dir, "name-\xfe"))
+	if !seen[a] || !seen[b] {
+		t.Fatalf("names seen: %v", seen)
+	}
+}
+
+// bind and listen record the local address from the socket.
+func TestBindAndListen(t *testing.T) {
+	out, r, _ := runHelperIn(t, "bind-listen")
+	port, _ := strconv.Atoi(strings.TrimSpace(out))
+	var bind, listen bool
+	for _, e := range r.Events {
+		if e.Net == nil || e.Net.Addr != "127.0.0.1" || int(e.Net.Port) != port || e.Net.AddrFrom != "socket" || e.Net.Ret != 0 {
+			continue
+		}
+		bind = bind || e.Kind == event.KindBind
+		listen = listen || e.Kind == event.KindListen
+	}
+	if !bind || !listen {
+		t.Fatalf("port %d: bind %v, listen %v", port, bind, listen)
+	}
+}
+
+// An open through a symlink records the file it reached.
+func TestSymlinkResolved(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := runHelperIn(t, "open-nofollow", link)
+	for _, e := range eventsOf(r, event.KindOpen) {
+		if string(e.Open.Name.Requested) == link {
+			if e.Open.File == nil || string(e.Open.File.Path) != target {
+				t.Fatalf("open of %s recorded the file as %+v, want %s", link, e.Open.File, target)
+			}
+			return
+		}
+	}
+	t.Fatal("no open of the link recorded")
+}
+
+// execve from a thread that is not the leader keeps the task balance: the
+// kernel hands the leader's id to the thread.
+func TestExecFromThread(t *testing.T) {
+	_, r, _ := runHelperIn(t, "thread-execve")
+	for _, e := range eventsOf(r, event.KindExec) {
+		if e.Exec.File.Path == "/usr/bin/true" && e.Exec.OldTID != 0 && e.Exec.OldTID != e.TID {
+			return
+		}
+	}
+	t.Fatalf("no exec from a non-leader thread recorded with its old tid: %v", eventsOf(r, event.KindExec))
+}
