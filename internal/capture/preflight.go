@@ -37,8 +37,11 @@ func Preflight() error {
 	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)
 	}
-	if err := features.HaveProgramType(ebpf.Tracing); err != nil {
-		return fmt.Errorf("capture: %w: BTF tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
+	// cilium's probe for the Tracing type loads an fentry program, which
+	// some hosts refuse while they accept BTF tracepoints; the raw
+	// tracepoint probe stands for both, and Open reports a refused load.
+	if err := features.HaveProgramType(ebpf.RawTracepoint); err != nil {
+		return fmt.Errorf("capture: %w: tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
 	}
 	if err := features.HaveMapType(ebpf.TaskStorage); err != nil {
 		return fmt.Errorf("capture: %w: no task-local storage (%v); Linux 5.11 or newer is required", ErrNoBPF, err)
