@@ -43,9 +43,6 @@ func Preflight() error {
 	if err := features.HaveProgramType(ebpf.RawTracepoint); err != nil {
 		return fmt.Errorf("capture: %w: tracepoint programs cannot be loaded (%v); check CONFIG_BPF_SYSCALL and kernel.unprivileged_bpf/lockdown settings", ErrNoBPF, err)
 	}
-	if err := features.HaveMapType(ebpf.TaskStorage); err != nil {
-		return fmt.Errorf("capture: %w: no task-local storage (%v); Linux 5.11 or newer is required", ErrNoBPF, err)
-	}
 	if err := features.HaveMapType(ebpf.RingBuf); err != nil {
 		return fmt.Errorf("capture: %w (%v); Linux 5.8 or newer is required", ErrNoRingBuf, err)
 	}

@@ -409,27 +409,34 @@ static long walk_step(__u64 i, void *ctx)
 }
 
 /*
- * Appends the absolute path of (mnt, dentry) as the next string, in the
- * form user space expects: the components leaf first, each followed by a
- * NUL ("b\0a\0" for /a/b; "" for /). Component names hold neither NUL
- * nor '/', so the form is lossless, and walking up needs no reversal here.
+ * Writes the absolute path of (mnt, dentry) at offset start of the data of
+ * record slot slot (this CPU's, held by the caller), in the form user
+ * space expects: the components leaf first, each followed by a NUL
+ * ("b\0a\0" for /a/b; "" for /). Component names hold neither NUL nor
+ * '/', so the form is lossless, and walking up needs no reversal here.
  * The walk crosses mount points up to the root of the mount namespace, as
  * d_path does, though without rename_lock: a rename racing the walk can
  * give a mix of old and new names.
+ *
+ * A global function, so the verifier checks it once rather than at every
+ * place a path is recorded. Returns the end offset in the low 16 bits and
+ * VIGIL_F_STR_* bits (plus WALK_FAULT) above.
  */
-static __always_inline void add_path(struct slot *sl, struct vfsmount *vfsmnt, struct dentry *d)
+#define WALK_FAULT (1u << 15)
+
+__attribute__((noinline)) int walk_path(__u32 slot, __u32 start, __u64 vfsmnt_, __u64 dentry_)
 {
-	__u32 start = sl->off;
-	if (!vfsmnt || !d) {
-		sl->s->hdr.flags |= VIGIL_F_FAULT;
-		end_str(sl, start);
-		return;
-	}
+	struct vfsmount *vfsmnt = (struct vfsmount *)vfsmnt_;
+	struct dentry *d = (struct dentry *)dentry_;
+	if (start > VIGIL_DATA_MAX)
+		return (int)(start | (WALK_FAULT << 16));
+	if (!vfsmnt || !d)
+		return (int)(start | (WALK_FAULT << 16));
 	struct walk w = {
 		.vfsmnt = vfsmnt,
 		.m = (struct mount *)((char *)vfsmnt - bpf_core_field_offset(struct mount, mnt)),
 		.d = d,
-		.slot = sl->idx,
+		.slot = slot,
 		.off = start,
 		.limit = start + VIGIL_STR_MAX,
 	};
@@ -438,12 +445,26 @@ static __always_inline void add_path(struct slot *sl, struct vfsmount *vfsmnt, s
 	if (d != BPF_CORE_READ(d, d_parent) && !BPF_CORE_READ(d, d_hash.pprev))
 		w.flags |= VIGIL_F_STR_DELETED;
 	bpf_loop(VIGIL_PATH_DEPTH, walk_step, &w, 0);
+	__u32 flags = w.flags;
 	if (!w.done)
-		w.flags |= VIGIL_F_STR_TRUNC;
+		flags |= VIGIL_F_STR_TRUNC;
 	if (w.fault)
+		flags |= WALK_FAULT;
+	/* The flags are the string's unshifted bits (1 << 8 .. 1 << 11). */
+	return (int)((w.off & 0xffff) | ((flags >> 8) << 16) | (w.fault ? (WALK_FAULT << 16) : 0));
+}
+
+static __always_inline void add_path(struct slot *sl, struct vfsmount *vfsmnt, struct dentry *d)
+{
+	__u32 start = sl->off;
+	int r = walk_path(sl->idx, start, (__u64)vfsmnt, (__u64)d);
+	__u32 hi = ((__u32)r) >> 16;
+	if (hi & WALK_FAULT)
 		sl->s->hdr.flags |= VIGIL_F_FAULT;
-	str_flag(sl, w.flags | VIGIL_F_STR_SET);
-	sl->off = w.off;
+	str_flag(sl, ((hi & 0xf) << 8) | VIGIL_F_STR_SET);
+	__u32 end = ((__u32)r) & 0xffff;
+	if (end >= start && end <= VIGIL_DATA_MAX)
+		sl->off = end;
 	end_str(sl, start);
 }
 
