@@ -200,7 +200,7 @@ func marshalLines[T any](items []T) ([]byte, error) {
 func marshalKernel(k []event.Kernel) ([]byte, error) {
 	const block = 4096
 	if len(k) <= block {
-		return marshalLines(k)
+		return appendKernels(nil, k), nil
 	}
 	parts := make([][]byte, (len(k)+block-1)/block)
 	errs := make([]error, len(parts))
@@ -211,7 +211,7 @@ func marshalKernel(k []event.Kernel) ([]byte, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			parts[i], errs[i] = marshalLines(k[i*block : min((i+1)*block, len(k))])
+			parts[i] = appendKernels(nil, k[i*block:min((i+1)*block, len(k))])
 		}()
 	}
 	wg.Wait()
@@ -229,6 +229,23 @@ func marshalKernel(k []event.Kernel) ([]byte, error) {
 		out = append(out, p...)
 	}
 	return out, nil
+}
+
+// appendKernels appends the lines of k to b, sizing b from the first
+// lines so that it rarely grows.
+func appendKernels(b []byte, k []event.Kernel) []byte {
+	sample := min(len(k), 32)
+	for i := range sample {
+		b = appendKernel(b, &k[i])
+	}
+	if sample > 0 && len(k) > sample {
+		need := len(b) + (len(b)/sample+16)*(len(k)-sample)
+		b = append(make([]byte, 0, need), b...)
+	}
+	for i := sample; i < len(k); i++ {
+		b = appendKernel(b, &k[i])
+	}
+	return b
 }
 
 var epoch = time.Unix(0, 0).UTC()

@@ -86,21 +86,6 @@ func assertNoSessions(t *testing.T, runIDs ...string) {
 	}
 }
 
-// sessionDirs lists every session-looking directory in the v2 parent.
-func sessionDirs(t *testing.T) []string {
-	parent, err := cgroup.SelfDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ents, _ := os.ReadDir(parent)
-	var out []string
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), cgroup.NamePrefix) {
-			out = append(out, e.Name())
-		}
-	}
-	return out
-}
 
 // oneLine fails unless s is exactly one non-empty line.
 func oneLine(t *testing.T, s string) {

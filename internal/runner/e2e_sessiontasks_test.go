@@ -63,6 +63,45 @@ func TestE2ETaskLeavesSession(t *testing.T) {
 	}
 }
 
+// TestE2ERoundTripIsNotClean: a task that leaves the session cgroup, acts
+// outside it and comes back is captured throughout, and correlation says
+// that it left: a round trip is not a clean run.
+func TestE2ERoundTripIsNotClean(t *testing.T) {
+	testenv.RequireRoot(t)
+	parent, err := cgroup.SelfDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "written-outside")
+	arc := filepath.Join(dir, "a.tar.gz")
+	// $3 is the session: sh's own cgroup when it starts.
+	r := runVigil(t, dir, "record", "-q", "--run-id", "e2etrip", "--archive", arc, "--",
+		"sh", "-c", `s=/sys/fs/cgroup/unified$(sed -n 's/^0:://p' /proc/self/cgroup); [ -d "$s" ] || s=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup); echo $$ > "$1/cgroup.procs" && echo x > "$2" && echo $$ > "$s/cgroup.procs"`, "sh", parent, marker)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr: %s", r.code, r.stderr)
+	}
+	b := verifyAndRead(t, arc)
+	assertNoSessions(t, "e2etrip")
+	if n := len(opens(b, marker)); n != 1 {
+		t.Fatalf("%d opens of the marker written outside, want 1", n)
+	}
+	var out, back int
+	for _, e := range b.Kernel {
+		if m := e.Migrate; m != nil && m.WasTracked && m.DefaultHierarchy {
+			if m.IntoSession {
+				back++
+			} else {
+				out++
+			}
+		}
+	}
+	c := b.Health.CgroupCorrelation
+	if out == 0 || back == 0 || c.Status != evidence.CorrelationPartial || c.MovedOutTasks == 0 || c.LeftSessionTasks != 0 {
+		t.Fatalf("moves out %d, back %d; correlation %+v: want partial with the move out", out, back, c)
+	}
+}
+
 // TestE2ECleanRunsBalanceTasks: ordinary workloads (a shell pipeline with
 // a background job, the multi-threaded agent, a Go program calling execve
 // from a non-leader thread) create and end every task inside the session,
