@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"vigil/internal/event"
 	"vigil/internal/evidence"
@@ -68,8 +69,18 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 			return nil, entryErr(p, "missing (required in every archive)")
 		}
 	}
+	// Lines of the kernel layer proven valid on the way are also decoded:
+	// when every line is, kernel holds the layer and no second decode is
+	// needed.
+	var kernel []event.Kernel
 	for _, f := range files[1:] {
-		if err := validate(f); err != nil {
+		var err error
+		if f.path == evidence.EntryKernel {
+			kernel, err = validateKernel(f)
+		} else {
+			err = validate(f)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -79,7 +90,9 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
 		return nil, err
 	}
-	if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
+	if kernel != nil {
+		b.Kernel = kernel
+	} else if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
 		return nil, err
 	}
 	if b.SDK, err = decodeLines[event.SDK](files, evidence.EntrySDK); err != nil {
@@ -121,6 +134,34 @@ func validate(f file) error {
 		return entryErr(f.path, "schema %s: %v", name, err)
 	}
 	return nil
+}
+
+// validateKernel is validate for the kernel layer: a line that
+// provenKernelLine accepts is valid and decoded; every other line goes to
+// the schema validator. The error is the one validate gives. The events
+// are returned when every line was proven and the entry ends in a newline,
+// which makes the entry exactly marshalKernel of them: decoding it again
+// (decodeLines) would give the same events and pass the canonical check.
+func validateKernel(f file) ([]event.Kernel, error) {
+	name := evidence.EntrySchemas[f.path]
+	lines := splitLines(f.data)
+	events := make([]event.Kernel, len(lines))
+	var proven atomic.Int64
+	prove := func(i int, line []byte, buf []byte) ([]byte, bool) {
+		e, buf, ok := provenKernelLine(line, buf)
+		if ok {
+			events[i] = e
+			proven.Add(1)
+		}
+		return buf, ok
+	}
+	if err := validateLinesOf(name, lines, prove); err != nil {
+		return nil, entryErr(f.path, "schema %s: %v", name, err)
+	}
+	if int(proven.Load()) != len(lines) || len(lines) == 0 || f.data[len(f.data)-1] != '\n' {
+		return nil, nil
+	}
+	return events, nil
 }
 
 // validateLines is schema.ValidateNDJSON spread over the CPUs: schema

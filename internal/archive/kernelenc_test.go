@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"vigil/internal/event"
+	"vigil/schema"
 )
 
 // fill sets every field of v (a pointer) to a random value, by reflection,
@@ -72,5 +74,147 @@ func TestAppendKernelMatchesEncodingJSON(t *testing.T) {
 		if got := appendKernel(nil, &e); !bytes.Equal(got, want) {
 			t.Fatalf("event %d:\nappendKernel: %s\nencoding/json: %s", i, got, want)
 		}
+	}
+}
+
+// plausible turns a filled event into one that is valid but for what the
+// random source breaks on purpose: a kind, its payload alone, enums in
+// range, then one field spoiled in one of a dozen ways.
+func plausible(r *rand.Rand, e *event.Kernel) {
+	kind := event.Kinds[r.IntN(len(event.Kinds))]
+	keep := *e
+	*e = event.Kernel{Seq: keep.Seq, TimeNS: keep.TimeNS, Kind: kind, PID: keep.PID, TID: keep.TID, Comm: keep.Comm,
+		CgroupID: keep.CgroupID, Hook: "tp_btf/sys_exit", IOWorker: keep.IOWorker}
+	fillPtr := func(p any) { fill(r, reflect.ValueOf(p).Elem(), 1) }
+	switch {
+	case kind == event.KindExec:
+		e.Exec = &event.Exec{}
+		fillPtr(e.Exec)
+		e.Exec.Via = "path"
+		if e.Exec.Argv == nil {
+			e.Exec.Argv = []event.Bytes{}
+		}
+	case kind == event.KindExecFailed:
+		e.ExecFailed = &event.ExecFailed{}
+		fillPtr(e.ExecFailed)
+		e.ExecFailed.Syscall, e.ExecFailed.Ret = "execve", -2
+	case kind == event.KindFork:
+		e.Fork = &event.Fork{}
+		fillPtr(e.Fork)
+	case kind == event.KindExit:
+		e.Exit = &event.Exit{Code: 3, Signal: 0}
+	case kind == event.KindOpen:
+		e.Open = &event.Open{}
+		fillPtr(e.Open)
+		e.Open.Access, e.Open.Syscall = event.AccessRead, "openat"
+	case kind == event.KindCgroupMigrate:
+		e.Migrate = &event.Migrate{}
+		fillPtr(e.Migrate)
+	case kind == event.KindIOUring:
+		e.IOUring = &event.IOUring{}
+		fillPtr(e.IOUring)
+		e.IOUring.Opcode, e.IOUring.Op, e.IOUring.Access = 18, "openat", ""
+	case slices.Contains(event.NetKinds, kind):
+		e.Net = &event.Net{}
+		fillPtr(e.Net)
+		e.Net.Family, e.Net.AddrFrom, e.Net.SockType, e.Net.Syscall = "inet", "socket", "stream", "connect"
+	default:
+		e.FileOp = &event.FileOp{}
+		fillPtr(e.FileOp)
+		e.FileOp.Syscall, e.FileOp.Ret = "unlinkat", 0
+	}
+	spoil := []func(){
+		func() {},
+		func() {},
+		func() { e.Kind = "teleport" },
+		func() { e.Hook = "kprobe/x" },
+		func() { e.Exit = &event.Exit{} },
+		func() { e.Exit = nil; e.Exec = &event.Exec{Argv: []event.Bytes{}, Via: "path"} },
+		func() {
+			if e.Exec != nil {
+				e.Exec.Argv = nil
+			}
+		},
+		func() {
+			if e.Exit != nil {
+				e.Exit.Code = 256
+			}
+		},
+		func() {
+			if e.ExecFailed != nil {
+				e.ExecFailed.Ret = 0
+			}
+		},
+		func() {
+			if e.Open != nil {
+				e.Open.Access = "rwx"
+			}
+		},
+		func() {
+			if e.FileOp != nil {
+				e.FileOp.Ret = 5
+			}
+		},
+		func() {
+			if e.Net != nil {
+				e.Net.Family = "bluetooth"
+			}
+		},
+		func() {
+			if e.Net != nil {
+				e.Net.AddrFrom = "guess"
+			}
+		},
+		func() {
+			if e.IOUring != nil {
+				e.IOUring.Opcode = 300
+			}
+		},
+		func() {
+			if e.IOUring != nil {
+				e.IOUring.Access = "x"
+			}
+		},
+		func() {
+			if e.Open != nil {
+				e.Open.Syscall = ""
+			}
+		},
+	}
+	spoil[r.IntN(len(spoil))]()
+}
+
+// For every canonical line, the fast path's verdict is the validator's.
+func TestKernelValidMatchesSchema(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var valid, invalid int
+	for i := range 4000 {
+		var e event.Kernel
+		fill(r, reflect.ValueOf(&e).Elem(), 0)
+		plausible(r, &e)
+		line := appendKernel(nil, &e)
+		line = line[:len(line)-1]
+		schemaOK := schema.Validate("kernel-event", line) == nil
+		_, _, proven := provenKernelLine(line, nil)
+		if proven != schemaOK {
+			t.Fatalf("event %d: proven %v, schema valid %v (kernelValid: %q)\n%s", i, proven, schemaOK, kernelValid(&e), line)
+		}
+		if schemaOK {
+			valid++
+		} else {
+			invalid++
+		}
+	}
+	if valid < 1000 || invalid < 1000 {
+		t.Fatalf("%d valid and %d invalid lines: the generator does not exercise both verdicts", valid, invalid)
+	}
+	// A line in another spelling is never proven, whatever its validity.
+	var e event.Kernel
+	fill(r, reflect.ValueOf(&e).Elem(), 0)
+	plausible(r, &e)
+	line := appendKernel(nil, &e)
+	spaced := bytes.Replace(line[:len(line)-1], []byte(`,"ts_ns":`), []byte(`, "ts_ns":`), 1)
+	if _, _, ok := provenKernelLine(spaced, nil); ok {
+		t.Fatalf("a non-canonical line was proven: %s", spaced)
 	}
 }

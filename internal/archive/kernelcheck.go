@@ -1,0 +1,137 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"slices"
+
+	"vigil/internal/event"
+)
+
+// Validating a kernel line with the general JSON Schema validator costs
+// tens of microseconds; an archive holds tens of thousands of lines.
+// provenKernelLine reaches the same verdict for a line in canonical
+// encoding, and says nothing about any other line (the caller then runs
+// the validator on it). The argument:
+//
+//  1. The line decodes strictly (no unknown field) into e, and
+//     appendKernel(e) reproduces it byte for byte. So the line is enc(e):
+//     its keys are exactly e's fields (every field without omitempty is
+//     present, an omitempty one only when set), numbers are integers
+//     within the Go types' ranges, and byte strings passed
+//     event.Bytes.UnmarshalJSON's checks.
+//  2. For a line that is enc(e), what the schema adds is kernelValid(e):
+//     the enums and patterns, the ranges narrower than the Go types, and
+//     exactly one payload, the one the kind names.
+//
+// TestKernelValidMatchesSchema holds kernelValid against the validator on
+// events with each constraint broken in turn.
+func provenKernelLine(line, buf []byte) (event.Kernel, []byte, bool) {
+	var e event.Kernel
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || dec.More() {
+		return e, buf, false
+	}
+	buf = appendKernel(buf[:0], &e)
+	if len(buf) != len(line)+1 || !bytes.Equal(buf[:len(line)], line) {
+		return e, buf, false
+	}
+	return e, buf, kernelValid(&e) == ""
+}
+
+var (
+	hookPattern     = regexp.MustCompile(`^tp_btf/[a-z_0-9]+$`)
+	familyPattern   = regexp.MustCompile(`^(inet|inet6|unix|af_[0-9]+)$`)
+	sockTypePattern = regexp.MustCompile(`^(|stream|dgram|raw|seqpacket|type_[0-9]+)$`)
+	accesses        = []string{event.AccessRead, event.AccessWrite, event.AccessReadWrite, event.AccessPath}
+)
+
+// kernelValid names the first constraint of kernel-event.schema.json that
+// e, encoded canonically, breaks, or returns "".
+func kernelValid(e *event.Kernel) string {
+	if !slices.Contains(event.Kinds, e.Kind) {
+		return "kind"
+	}
+	if !hookPattern.MatchString(e.Hook) {
+		return "hook"
+	}
+	payloads := map[string]bool{
+		"exec": e.Exec != nil, "exec_failed": e.ExecFailed != nil, "fork": e.Fork != nil, "exit": e.Exit != nil,
+		"open": e.Open != nil, "file_op": e.FileOp != nil, "net": e.Net != nil, "cgroup_migrate": e.Migrate != nil,
+		"io_uring": e.IOUring != nil,
+	}
+	want := string(e.Kind)
+	if slices.Contains(event.FileOpKinds, e.Kind) {
+		want = "file_op"
+	} else if slices.Contains(event.NetKinds, e.Kind) {
+		want = "net"
+	}
+	for p, set := range payloads {
+		if set != (p == want) {
+			return "payload " + p
+		}
+	}
+	switch {
+	case e.Exec != nil:
+		if e.Exec.Via != "path" && e.Exec.Via != "fd" {
+			return "exec.via"
+		}
+		if e.Exec.Argv == nil {
+			return "exec.argv"
+		}
+	case e.ExecFailed != nil:
+		x := e.ExecFailed
+		if x.Syscall != "execve" && x.Syscall != "execveat" {
+			return "exec_failed.syscall"
+		}
+		if x.Ret > -1 || x.Ret < -4095 {
+			return "exec_failed.ret"
+		}
+	case e.Exit != nil:
+		if e.Exit.Code < 0 || e.Exit.Code > 255 || e.Exit.Signal < 0 || e.Exit.Signal > 127 {
+			return "exit"
+		}
+	case e.Open != nil:
+		if !slices.Contains(accesses, e.Open.Access) {
+			return "open.access"
+		}
+		if e.Open.Syscall == "" {
+			return "open.syscall"
+		}
+	case e.FileOp != nil:
+		if e.FileOp.Syscall == "" {
+			return "file_op.syscall"
+		}
+		if e.FileOp.Ret > 0 || e.FileOp.Ret < -4095 {
+			return "file_op.ret"
+		}
+	case e.Net != nil:
+		n := e.Net
+		if !familyPattern.MatchString(n.Family) {
+			return "net.family"
+		}
+		if n.AddrFrom != "socket" && n.AddrFrom != "caller" {
+			return "net.addr_from"
+		}
+		if !sockTypePattern.MatchString(n.SockType) {
+			return "net.sock_type"
+		}
+		if n.Syscall == "" {
+			return "net.syscall"
+		}
+	case e.IOUring != nil:
+		u := e.IOUring
+		if u.Opcode > 255 {
+			return "io_uring.opcode"
+		}
+		if u.Op == "" {
+			return "io_uring.op"
+		}
+		if u.Access != "" && !slices.Contains(accesses, u.Access) {
+			return "io_uring.access"
+		}
+	}
+	return ""
+}
