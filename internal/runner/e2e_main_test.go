@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"vigil/internal/archive"
-	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
 )
 
@@ -85,7 +84,6 @@ func assertNoSessions(t *testing.T, runIDs ...string) {
 		assertNoSession(t, id)
 	}
 }
-
 
 // oneLine fails unless s is exactly one non-empty line.
 func oneLine(t *testing.T, s string) {
