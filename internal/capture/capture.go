@@ -187,8 +187,11 @@ func Open(cfg Config) (c *Capture, err error) {
 		return c, fmt.Errorf("capture: %w: load programs: %v", ErrNoBPF, err)
 	}
 	c.coll = coll
-	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls]); err != nil {
+	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls], syscallTable); err != nil {
 		return c, fmt.Errorf("capture: %w", err)
+	}
+	if err := fillSyscalls(coll.Maps[vigilBPFMapCompatSyscalls], compatCalls()); err != nil {
+		return c, fmt.Errorf("capture: 32-bit table: %w", err)
 	}
 	c.timings.Load = time.Since(t)
 

@@ -56,7 +56,7 @@ var notCovered = []Uncovered{
 	{"ptrace", "ptrace, process_vm_readv/writev and other cross-process access are not recorded"},
 	{"dns", "DNS names are not recorded; only the addresses connected to or sent to"},
 	{"other_syscalls", "syscalls not listed as covered (e.g. open_by_handle_at, name_to_handle_at, sendmmsg, setxattr, mount, kill) are not recorded"},
-	{"compat_32bit", "32-bit (compat) syscalls are counted per kind (compat_syscalls) but not decoded"},
+	{"compat_32bit", "32-bit (compat) and x32 syscalls of the covered classes are counted per kind (compat_syscalls; 32-bit socketcall under connect) but not decoded, which makes the kernel layer partial; on arm64, AArch32 tasks' syscalls are not counted"},
 	{"network_namespaces", "addresses are as seen in the task's own network namespace; the namespace is not recorded"},
 	{"mount_namespaces", "resolved paths are relative to the root of the task's mount namespace (a chroot is not subtracted); the namespace is not recorded"},
 	{"failed_file_op_paths", "a name's path is the kernel's resolved directory joined with the name as read from the caller's memory after the call: a thread of the caller that rewrites the name during the call can make it differ from what the kernel used"},

@@ -310,6 +310,21 @@ func sendWithDestination(args []string) error {
 	if err := unix.Sendto(u6, []byte("v6"), 0, &unix.SockaddrInet6{Port: port + 3, Addr: [16]byte{15: 1}}); err != nil {
 		return fmt.Errorf("sendto v6: %w", err)
 	}
+	// A connected socket sends without naming a destination: connect is
+	// the event, the sends are not.
+	c, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(c)
+	if err := unix.Connect(c, &unix.SockaddrInet4{Port: port + 4, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	// Nothing listens there: after the first datagram the kernel may
+	// answer ECONNREFUSED, which does not matter here.
+	unix.Write(c, []byte("w"))
+	unix.Sendto(c, []byte("s"), 0, nil)
+	unix.SendmsgN(c, []byte("m"), nil, nil, 0)
 	t, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err

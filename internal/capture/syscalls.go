@@ -98,9 +98,9 @@ func syscallName(nr int32) string {
 	return fmt.Sprintf("nr_%d", nr)
 }
 
-// fillSyscalls writes the table into the kernel's syscalls map.
-func fillSyscalls(m *ebpf.Map) error {
-	for nr, d := range syscallTable {
+// fillSyscalls writes a table into one of the kernel's syscall maps.
+func fillSyscalls(m *ebpf.Map, table map[int]sysdesc) error {
+	for nr, d := range table {
 		if nr < 0 || nr >= int(m.MaxEntries()) {
 			return fmt.Errorf("syscall %d beyond the table's %d entries", nr, m.MaxEntries())
 		}

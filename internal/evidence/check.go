@@ -47,6 +47,9 @@ func Check(b *Bundle) error {
 			return entryErr(EntryKernel, "line %d: seq %d does not follow seq %d", i+1, b.Kernel[i].Seq, b.Kernel[i-1].Seq)
 		}
 	}
+	if err := checkExit(b); err != nil {
+		return err
+	}
 	if err := checkHealth(b); err != nil {
 		return err
 	}
@@ -227,4 +230,38 @@ func sortedKinds(ms ...map[event.Kind]uint64) []event.Kind {
 		out = append(out, event.Kind(k))
 	}
 	return out
+}
+
+// checkExit holds run.json's exit status against the kernel's: the last
+// group-ending exit of the run's first task (the one cloned into the
+// session). Without both events in the kernel layer there is nothing to
+// compare.
+func checkExit(b *Bundle) error {
+	var first uint32
+	for i := range b.Kernel {
+		if f := b.Kernel[i].Fork; f != nil && f.Entered {
+			first = f.ChildPID
+			break
+		}
+	}
+	if first == 0 {
+		return nil
+	}
+	var last *event.Exit
+	for i := range b.Kernel {
+		if x := b.Kernel[i].Exit; x != nil && x.GroupDead && b.Kernel[i].PID == first {
+			last = x
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	code, sig := int(last.Code), int(last.Signal)
+	if sig != 0 {
+		code = 128 + sig
+	}
+	if b.Run.ExitCode != code || b.Run.Signal != sig {
+		return entryErr(EntryRun, "exit_code %d, signal %d, but %s has the command exit with %d, signal %d", b.Run.ExitCode, b.Run.Signal, EntryKernel, code, sig)
+	}
+	return nil
 }

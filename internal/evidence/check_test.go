@@ -76,6 +76,7 @@ func TestCheckRejects(t *testing.T) {
 		{"drop total", func(b *evidence.Bundle) { b.Health.RingbufDrops.Total = 7 }, evidence.EntryHealth, "ringbuf_drops.total is 7"},
 		{"complete without drain", func(b *evidence.Bundle) { b.Health.Drain.Proven = false }, evidence.EntryHealth, "kernel_layer.status"},
 		{"clean with stragglers", func(b *evidence.Bundle) { b.Health.CgroupCorrelation.StragglersKilled = 1 }, evidence.EntryHealth, "cgroup_correlation.status"},
+		{"exit code rewritten", func(b *evidence.Bundle) { b.Run.ExitCode = 1 }, evidence.EntryRun, "the command exit with 0"},
 		{"probe detached behind the coverage's back", func(b *evidence.Bundle) { b.Health.Probes[1].Attached = false }, evidence.EntryHealth, "coverage: class exec"},
 		{"complete with a failed required probe", func(b *evidence.Bundle) {
 			b.Health.Probes[1].Attached = false

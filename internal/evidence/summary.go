@@ -39,6 +39,8 @@ type Summary struct {
 	FilesDeleted  int           `json:"files_deleted"`
 	Execs         []event.Bytes `json:"execs"`
 	Network       []Endpoint    `json:"network"`
+	NetworkSent   []Endpoint    `json:"network_sent"`
+	NetworkLocal  []Endpoint    `json:"network_local"`
 	ToolCalls     []CallBrief   `json:"tool_calls"`
 	// Unattributed counts kernel events inside no tool call's window; zero
 	// when there is no SDK layer.
@@ -85,6 +87,8 @@ func Summarize(b *Bundle, top int) Summary {
 		FilesDeleted: len(b.Surface.FilesDeleted),
 		Execs:        append([]event.Bytes{}, b.Surface.Execs...),
 		Network:      append([]Endpoint{}, b.Surface.Network...),
+		NetworkSent:  append([]Endpoint{}, b.Surface.NetworkSent...),
+		NetworkLocal: append([]Endpoint{}, b.Surface.NetworkLocal...),
 		ToolCalls:    []CallBrief{},
 	}
 	opens := map[event.Bytes]uint64{}

@@ -100,12 +100,17 @@ func (s Summary) Text() string {
 	for _, e := range s.Execs {
 		p("  %s\n", e.Text())
 	}
-	p("\nnetwork endpoints (%d)\n", len(s.Network))
-	for _, n := range s.Network {
-		if n.Family == "unix" {
-			p("  unix %s\n", n.Addr.Text())
-		} else {
-			p("  %s %s port %d\n", n.Family, n.Addr.Text(), n.Port)
+	for _, l := range []struct {
+		title string
+		eps   []Endpoint
+	}{{"connected to (whatever the result)", s.Network}, {"sent to", s.NetworkSent}, {"bound or listening on", s.NetworkLocal}} {
+		p("\nnetwork: %s (%d)\n", l.title, len(l.eps))
+		for _, n := range l.eps {
+			if n.Family == "unix" {
+				p("  unix %s\n", n.Addr.Text())
+			} else {
+				p("  %s %s port %d\n", n.Family, n.Addr.Text(), n.Port)
+			}
 		}
 	}
 	if h.SDKLayer.Status == SDKAbsent {

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"cmp"
+	"path"
 	"slices"
 	"strings"
 
@@ -12,8 +13,11 @@ import (
 // sets. A path is the kernel's resolved absolute path where the kernel
 // resolved one (an opened file, an executable); otherwise it is the name
 // the caller passed joined to the directory the kernel resolved it
-// against (see event.Name.Path). Only calls that succeeded count, except
-// in the two *_failures lists.
+// against (see event.Name.Path), with "." and ".." removed lexically so
+// that one file has one spelling (a symlinked directory before ".." could
+// make that spelling differ from where the kernel went; the events keep
+// the name as given). Only calls that succeeded count, except in the two
+// *_failures lists.
 type CapabilitySurface struct {
 	Schema string `json:"schema"` // SurfaceSchema
 	RunID  string `json:"run_id"`
@@ -134,7 +138,7 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 		case e.Open != nil:
 			o := e.Open
 			if o.Ret < 0 || o.File == nil {
-				openFailed[o.Name.Path()] = true
+				openFailed[namePath(o.Name)] = true
 				continue
 			}
 			addOpen(o.File.Path, openClasses(o.Access, o.Create, o.Truncate, o.Append))
@@ -145,31 +149,32 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 		case e.Exec != nil:
 			execs[e.Exec.File.Path] = true
 		case e.ExecFailed != nil:
-			execFailed[e.ExecFailed.Name.Path()] = true
+			execFailed[namePath(e.ExecFailed.Name)] = true
 		case e.FileOp != nil:
 			f := e.FileOp
 			if f.Ret < 0 {
 				continue
 			}
+			obj := objectPath(f)
 			switch e.Kind {
 			case event.KindUnlink, event.KindRmdir:
-				deleted[f.ObjectPath()] = true
+				deleted[obj] = true
 			case event.KindMkdir:
-				dirs[f.ObjectPath()] = true
+				dirs[obj] = true
 			case event.KindMknod:
-				created[f.ObjectPath()] = true
+				created[obj] = true
 			case event.KindRename:
 				if f.NewName != nil {
-					renames[Rename{From: f.ObjectPath(), To: f.NewName.Path()}] = true
+					renames[Rename{From: obj, To: namePath(*f.NewName)}] = true
 				}
 			case event.KindLink, event.KindSymlink:
 				if f.NewName != nil {
-					links[f.NewName.Path()] = true
+					links[namePath(*f.NewName)] = true
 				}
 			case event.KindChmod, event.KindChown:
-				modes[f.ObjectPath()] = true
+				modes[obj] = true
 			case event.KindTruncate:
-				truncated[f.ObjectPath()] = true
+				truncated[obj] = true
 			}
 		case e.Net != nil:
 			n := e.Net
@@ -216,6 +221,25 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 		NetworkSent:    sent.sorted(),
 		NetworkLocal:   local.sorted(),
 	}
+}
+
+// namePath is n's path, lexically cleaned.
+func namePath(n event.Name) event.Bytes {
+	p := n.Path()
+	if p == "" {
+		return p
+	}
+	return event.Bytes(path.Clean(string(p)))
+}
+
+func objectPath(f *event.FileOp) event.Bytes {
+	if f.File != nil {
+		return f.File.Path
+	}
+	if f.Name != nil {
+		return namePath(*f.Name)
+	}
+	return ""
 }
 
 func compareEndpoints(a, b Endpoint) int {

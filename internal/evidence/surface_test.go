@@ -57,6 +57,7 @@ func TestBuildSurface(t *testing.T) {
 		{Seq: 17, Kind: event.KindExit, Exit: &event.Exit{}},
 		{Seq: 18, Kind: event.KindExecFailed, ExecFailed: &event.ExecFailed{Ret: -2, Name: event.Name{Requested: "/nope"}}},
 		fileOp(19, event.KindUnlink, "gone", 0),
+		fileOp(30, event.KindUnlink, "sub/../gone2", 0), // one file, one spelling
 		fileOp(20, event.KindUnlink, "refused", -13),
 		fileOp(21, event.KindMkdir, "d", 0),
 		fileOp(22, event.KindChmod, "gone", 0),
@@ -74,7 +75,7 @@ func TestBuildSurface(t *testing.T) {
 		FilesWritten:   []event.Bytes{"/cwd/rel/rw", "/cwd/w/log", "/cwd/w/new", "/cwd/w/trunc-ro"},
 		FilesCreated:   []event.Bytes{"/cwd/w/new"},
 		OpenFailures:   []event.Bytes{"/cwd/denied"},
-		FilesDeleted:   []event.Bytes{"/cwd/gone"},
+		FilesDeleted:   []event.Bytes{"/cwd/gone", "/cwd/gone2"},
 		DirsCreated:    []event.Bytes{"/cwd/d"},
 		FilesRenamed:   []evidence.Rename{{From: "/cwd/old", To: "/abs/new"}},
 		LinksCreated:   []event.Bytes{"/ln"},

@@ -96,6 +96,15 @@ struct {
 	__type(value, struct vigil_sysdesc);
 } syscalls SEC(".maps");
 
+/* The kind of each 32-bit (compat) syscall number that corresponds to a
+ * decoded one; such calls are counted, not decoded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VIGIL_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct vigil_sysdesc);
+} compat_syscalls SEC(".maps");
+
 /* Set by the loader. */
 volatile const __u64 wakeup_bytes = 0;
 volatile const __u64 session_cgroup_id = 0;
@@ -682,17 +691,18 @@ static __always_inline __u64 sys_arg(struct pt_regs *regs, int i)
 }
 
 /*
- * A 32-bit (compat) syscall has numbers from another table; it is counted,
- * not decoded. x86_64: TS_COMPAT in thread_info.status; arm64:
- * PSR_MODE32_BIT in pstate.
+ * A 32-bit (compat) syscall has numbers from another table. x86_64:
+ * TS_COMPAT in thread_info.status (in_ia32_syscall, also for int 0x80
+ * from a 64-bit task); arm64: PSR_MODE32_BIT in pstate. Read with plain
+ * loads through the BTF pointers: this runs for every syscall.
  */
 static __always_inline bool compat_syscall(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct task_struct___x86 *t = (void *)bpf_get_current_task();
-	return BPF_CORE_READ(t, thread_info.status) & 0x0002;
+	struct task_struct___x86 *t = (void *)bpf_get_current_task_btf();
+	return t->thread_info.status & 0x0002;
 #else
-	return BPF_CORE_READ(regs, user_regs.pstate) & 0x10;
+	return regs->user_regs.pstate & 0x10;
 #endif
 }
 
@@ -891,27 +901,46 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 #else
 	long nr = BPF_CORE_READ(regs, syscallno);
 #endif
-	if (nr < 0 || nr >= VIGIL_NR_MAX)
+	if (nr < 0)
+		return 0;
+	/* 32-bit and x32 calls are counted under the kind they would be,
+	 * not decoded. x32 numbers are x86_64's with bit 30 set. */
+	bool x32 = nr & 0x40000000;
+	if (x32 || compat_syscall(regs)) {
+		__u32 ckey = nr & 0x3fffffff;
+		if (ckey >= VIGIL_NR_MAX)
+			return 0;
+		struct vigil_sysdesc *c = bpf_map_lookup_elem(x32 ? (void *)&syscalls : (void *)&compat_syscalls, &ckey);
+		if (c && c->op != VIGIL_OP_NONE && c->kind < VIGIL_NKINDS && current_tracked())
+			count(VIGIL_C_COMPAT, c->kind);
+		return 0;
+	}
+	if (nr >= VIGIL_NR_MAX)
 		return 0;
 	__u32 key = nr;
 	struct vigil_sysdesc *d = bpf_map_lookup_elem(&syscalls, &key);
 	if (!d || d->op == VIGIL_OP_NONE)
 		return 0;
+	if (d->op == VIGIL_OP_EXEC && ret >= 0)
+		return 0; /* a successful exec is sched_process_exec's */
 	if (!current_tracked())
 		return 0;
 	__u32 kind = d->kind;
 	if (kind >= VIGIL_NKINDS)
 		return 0;
-	if (compat_syscall(regs)) {
-		count(VIGIL_C_COMPAT, kind);
-		return 0;
-	}
-	if (d->op == VIGIL_OP_EXEC && ret >= 0)
-		return 0; /* a successful exec is sched_process_exec's */
 
 	__u64 args[8] = {};
 	for (int i = 0; i < 6; i++)
 		args[i] = sys_arg(regs, i);
+	/* A send on a connected socket names no destination: not an event
+	 * (connect recorded the peer). */
+	if (d->op == VIGIL_OP_SENDTO && !args[4])
+		return 0;
+	if (d->op == VIGIL_OP_SENDMSG) {
+		__u64 name = 0;
+		if (!bpf_probe_read_user(&name, sizeof(name), (const void *)args[1]) && !name)
+			return 0;
+	}
 	if (d->op == VIGIL_OP_FILE && kind == VIGIL_KIND_UNLINK && d->name_a == 1 && (args[2] & VIGIL_AT_REMOVEDIR))
 		kind = VIGIL_KIND_RMDIR; /* unlinkat(AT_REMOVEDIR) */
 

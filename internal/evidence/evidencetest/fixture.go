@@ -84,7 +84,7 @@ func Kernel(n int, base uint64) []event.Kernel {
 		}
 		out = append(out, k)
 	}
-	add(event.Kernel{Kind: event.KindFork, PID: runner, TID: runner, Fork: &event.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid}})
+	add(event.Kernel{Kind: event.KindFork, PID: runner, TID: runner, Fork: &event.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid, Entered: true}})
 	add(event.Kernel{Kind: event.KindExec, Hook: "tp_btf/sched_process_exec", Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/agent"},
 		Filename: "/usr/bin/agent", Via: "path", Argv: []event.Bytes{"agent"}, Argc: 1, Ino: 12, Dev: 2049}})
 	add(event.Kernel{Kind: event.KindFork, Fork: &event.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
