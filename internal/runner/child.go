@@ -72,6 +72,11 @@ func startError(name string, err error) *Error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		// The file may exist while what it needs does not: a script's
+		// interpreter, or an ELF's loader.
+		if _, serr := os.Stat(name); serr == nil && strings.ContainsRune(name, '/') {
+			return failCode(ExitNotFound, "command %q cannot be started: %v (the file exists; its interpreter or loader does not)", name, inner)
+		}
 		return failCode(ExitNotFound, "command %q not found: %v", name, inner)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
 		return failCode(ExitCannotExecute, "command %q cannot be executed: %v", name, inner)
