@@ -187,11 +187,8 @@ func Open(cfg Config) (c *Capture, err error) {
 		return c, fmt.Errorf("capture: %w: load programs: %v", ErrNoBPF, err)
 	}
 	c.coll = coll
-	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls], syscallTable); err != nil {
+	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls], syscallTable, compatCalls()); err != nil {
 		return c, fmt.Errorf("capture: %w", err)
-	}
-	if err := fillSyscalls(coll.Maps[vigilBPFMapCompatSyscalls], compatCalls()); err != nil {
-		return c, fmt.Errorf("capture: 32-bit table: %w", err)
 	}
 	c.timings.Load = time.Since(t)
 

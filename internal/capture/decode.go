@@ -34,6 +34,7 @@ const (
 // out stays valid and is never written again.
 type decoder struct {
 	arena   []byte
+	aligned []uint64 // for a record that arrives unaligned
 	comms   map[string]event.Bytes
 	execs   []event.Exec
 	forks   []event.Fork
@@ -50,17 +51,24 @@ const (
 	maxComms   = 4096 // distinct comm names interned; later ones are copied
 )
 
+// alloc returns n fresh bytes of the arena, to be written once.
+func (d *decoder) alloc(n int) []byte {
+	if cap(d.arena)-len(d.arena) < n {
+		d.arena = make([]byte, 0, max(arenaChunk, n))
+	}
+	i := len(d.arena)
+	d.arena = d.arena[:i+n]
+	return d.arena[i : i+n : i+n]
+}
+
 // str copies b into the arena.
 func (d *decoder) str(b []byte) event.Bytes {
 	if len(b) == 0 {
 		return ""
 	}
-	if cap(d.arena)-len(d.arena) < len(b) {
-		d.arena = make([]byte, 0, max(arenaChunk, len(b)))
-	}
-	i := len(d.arena)
-	d.arena = append(d.arena, b...)
-	return event.Bytes(unsafe.String(&d.arena[i], len(b)))
+	buf := d.alloc(len(b))
+	copy(buf, b)
+	return event.Bytes(unsafe.String(&buf[0], len(buf)))
 }
 
 func (d *decoder) comm(b []byte) event.Bytes {
@@ -112,7 +120,14 @@ func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error)
 		return false, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
 	}
 	if uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
-		return false, fmt.Errorf("record is not 8-byte aligned")
+		// The generated structs are read in place; the ring hands out
+		// aligned records, but a copy may not be.
+		if cap(d.aligned)*8 < len(b) {
+			d.aligned = make([]uint64, (len(b)+7)/8)
+		}
+		a := unsafe.Slice((*byte)(unsafe.Pointer(&d.aligned[0])), len(b))
+		copy(a, b)
+		b = a
 	}
 	r := record{hdr: (*vigilBPFVigilHdr)(unsafe.Pointer(&b[0])), body: unsafe.Pointer(&b[recHdrSize])}
 	kind, ok := kindOf(r.hdr.Kind)
@@ -208,34 +223,37 @@ func (d *decoder) path(r *record, i int) (*event.ResolvedPath, bool) {
 		Deleted:   r.strFlag(i, vigilBPFVigilFlagVIGIL_F_STR_DELETED),
 		Truncated: r.strFlag(i, vigilBPFVigilFlagVIGIL_F_STR_TRUNC),
 	}
-	raw := r.strs[i]
-	var parts [][]byte
-	for len(raw) > 0 {
-		j := bytes.IndexByte(raw, 0)
-		if j < 0 {
-			parts = append(parts, raw)
-			break
+	// Components leaf first, each NUL-terminated: written out root first,
+	// straight into the arena.
+	raw := bytes.TrimSuffix(r.strs[i], []byte{0})
+	lead := !p.Detached && !p.Truncated // a leading "/" before the outermost
+	n := len(raw) + 1
+	if len(raw) == 0 {
+		n = 0
+		if lead {
+			n = 1
 		}
-		parts = append(parts, raw[:j])
-		raw = raw[j+1:]
+	} else if !lead {
+		n--
 	}
-	n := len(parts)
-	for k := range parts {
-		n += len(parts[k])
-	}
-	buf := make([]byte, 0, n+1)
-	for k := len(parts) - 1; k >= 0; k-- {
-		// A detached file's outermost name is what it is ("memfd:x"),
-		// not a directory under "/"; a cut path has no known root.
-		if k < len(parts)-1 || !p.Detached && !p.Truncated {
-			buf = append(buf, '/')
+	buf := d.alloc(n)
+	w := 0
+	for end := len(raw); end > 0; {
+		start := bytes.LastIndexByte(raw[:end], 0) + 1
+		if w > 0 || lead {
+			buf[w] = '/'
+			w++
 		}
-		buf = append(buf, parts[k]...)
+		w += copy(buf[w:], raw[start:end])
+		end = start - 1
 	}
-	if len(buf) == 0 && !p.Detached {
-		buf = append(buf, '/')
+	if len(raw) == 0 && lead {
+		buf[0] = '/'
 	}
-	p.Path = d.str(buf)
+	p.Path = event.Bytes(unsafe.String(unsafe.SliceData(buf), len(buf)))
+	if len(buf) == 0 {
+		p.Path = ""
+	}
 	return p, p.Truncated
 }
 

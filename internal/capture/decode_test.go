@@ -143,3 +143,26 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		}
 	}
 }
+
+func TestPathRebuiltFromComponents(t *testing.T) {
+	for _, c := range []struct {
+		raw   string
+		flags []vigilBPFVigilFlag
+		want  event.Bytes
+	}{
+		{"", nil, "/"},
+		{"b\x00a\x00", nil, "/a/b"},
+		{"c\x00b\x00a\x00", nil, "/a/b/c"},
+		{"x\x00", []vigilBPFVigilFlag{vigilBPFVigilFlagVIGIL_F_STR_DETACHED}, "x"},
+		{"c\x00b\x00", []vigilBPFVigilFlag{vigilBPFVigilFlagVIGIL_F_STR_TRUNC}, "b/c"},
+		{"n\xff\x00d\x00", nil, "/d/n\xff"},
+	} {
+		var d decoder
+		r := record{hdr: &vigilBPFVigilHdr{Flags: strSet(0, c.flags...)}}
+		r.strs[0] = []byte(c.raw)
+		p, _ := d.path(&r, 0)
+		if p.Path != c.want {
+			t.Errorf("components %q %v: path %q, want %q", c.raw, c.flags, p.Path, c.want)
+		}
+	}
+}

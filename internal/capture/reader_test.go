@@ -32,7 +32,7 @@ func TestReaderReusesNothingVisible(t *testing.T) {
 	}
 	evs := s.events.all()
 	if len(evs) != n || s.records != n+1 || s.decodeErrors != 1 {
-		t.Fatalf("got %d events from %d records with %d decode errors", len(evs), s.records, s.decodeErrors)
+		t.Fatalf("got %d events from %d records with %d decode errors (first: %v)", len(evs), s.records, s.decodeErrors, s.firstDecode)
 	}
 	opens := map[*event.Open]bool{}
 	for i, ev := range evs {

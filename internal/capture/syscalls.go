@@ -16,6 +16,10 @@ type sysdesc = vigilBPFVigilSysdesc
 
 const none = -1
 
+// noDir marks a name argument that is text, not a name to resolve (a
+// symlink's target): VIGIL_DIR_NONE in bpf/capture.h.
+const noDir = -2
+
 func fileCall(kind vigilBPFVigilKind, nameA, dirA, nameB, dirB int8) sysdesc {
 	return sysdesc{Op: uint8(vigilBPFVigilOpVIGIL_OP_FILE), Kind: uint8(kind), NameA: nameA, DirA: dirA, NameB: nameB, DirB: dirB, Fd: none, Addr: none}
 }
@@ -98,14 +102,28 @@ func syscallName(nr int32) string {
 	return fmt.Sprintf("nr_%d", nr)
 }
 
-// fillSyscalls writes a table into one of the kernel's syscall maps.
-func fillSyscalls(m *ebpf.Map, table map[int]sysdesc) error {
-	for nr, d := range table {
+// fillSyscalls writes the architecture's table and the 32-bit one into
+// the kernel's syscalls map, one entry per number.
+func fillSyscalls(m *ebpf.Map, native, compat map[int]sysdesc) error {
+	entries := map[int]*vigilBPFVigilSysentry{}
+	entry := func(nr int) *vigilBPFVigilSysentry {
+		if entries[nr] == nil {
+			entries[nr] = &vigilBPFVigilSysentry{}
+		}
+		return entries[nr]
+	}
+	for nr, d := range native {
+		entry(nr).Native = d
+	}
+	for nr, d := range compat {
+		entry(nr).Compat = d
+	}
+	for nr, e := range entries {
 		if nr < 0 || nr >= int(m.MaxEntries()) {
 			return fmt.Errorf("syscall %d beyond the table's %d entries", nr, m.MaxEntries())
 		}
-		if err := m.Update(uint32(nr), d, 0); err != nil {
-			return fmt.Errorf("syscall %s: %w", syscallName(int32(nr)), err)
+		if err := m.Update(uint32(nr), e, 0); err != nil {
+			return fmt.Errorf("syscall %d: %w", nr, err)
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ func legacyCalls() map[int]sysdesc {
 		unix.SYS_MKNOD:   fileCall(vigilBPFVigilKindVIGIL_KIND_MKNOD, 0, none, none, none),
 		unix.SYS_RENAME:  fileCall(vigilBPFVigilKindVIGIL_KIND_RENAME, 0, none, 1, none),
 		unix.SYS_LINK:    fileCall(vigilBPFVigilKindVIGIL_KIND_LINK, 0, none, 1, none),
-		unix.SYS_SYMLINK: fileCall(vigilBPFVigilKindVIGIL_KIND_SYMLINK, 0, none, 1, none),
+		unix.SYS_SYMLINK: fileCall(vigilBPFVigilKindVIGIL_KIND_SYMLINK, 0, noDir, 1, none),
 		unix.SYS_CHMOD:   fileCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 0, none, none, none),
 		unix.SYS_CHOWN:   fileCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 0, none, none, none),
 		unix.SYS_LCHOWN:  fileCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 0, none, none, none),

@@ -192,11 +192,16 @@ type vigilBPFVigilSysdesc struct {
 	Addr  int8
 }
 
+type vigilBPFVigilSysentry struct {
+	_      structs.HostLayout
+	Native vigilBPFVigilSysdesc
+	Compat vigilBPFVigilSysdesc
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	vigilBPFMapCompatSyscalls         = "compat_syscalls"
 	vigilBPFMapCounters               = "counters"
 	vigilBPFMapEvents                 = "events"
 	vigilBPFMapScratch                = "scratch"
@@ -279,13 +284,12 @@ type vigilBPFProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFMapSpecs struct {
-	CompatSyscalls *ebpf.MapSpec `ebpf:"compat_syscalls"`
-	Counters       *ebpf.MapSpec `ebpf:"counters"`
-	Events         *ebpf.MapSpec `ebpf:"events"`
-	Scratch        *ebpf.MapSpec `ebpf:"scratch"`
-	SlotBusy       *ebpf.MapSpec `ebpf:"slot_busy"`
-	Syscalls       *ebpf.MapSpec `ebpf:"syscalls"`
-	Tracked        *ebpf.MapSpec `ebpf:"tracked"`
+	Counters *ebpf.MapSpec `ebpf:"counters"`
+	Events   *ebpf.MapSpec `ebpf:"events"`
+	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
+	SlotBusy *ebpf.MapSpec `ebpf:"slot_busy"`
+	Syscalls *ebpf.MapSpec `ebpf:"syscalls"`
+	Tracked  *ebpf.MapSpec `ebpf:"tracked"`
 }
 
 // vigilBPFVariableSpecs contains global variables before they are loaded into the kernel.
@@ -326,18 +330,16 @@ func (o *vigilBPFObjects) Close() error {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFMaps struct {
-	CompatSyscalls *ebpf.Map `ebpf:"compat_syscalls"`
-	Counters       *ebpf.Map `ebpf:"counters"`
-	Events         *ebpf.Map `ebpf:"events"`
-	Scratch        *ebpf.Map `ebpf:"scratch"`
-	SlotBusy       *ebpf.Map `ebpf:"slot_busy"`
-	Syscalls       *ebpf.Map `ebpf:"syscalls"`
-	Tracked        *ebpf.Map `ebpf:"tracked"`
+	Counters *ebpf.Map `ebpf:"counters"`
+	Events   *ebpf.Map `ebpf:"events"`
+	Scratch  *ebpf.Map `ebpf:"scratch"`
+	SlotBusy *ebpf.Map `ebpf:"slot_busy"`
+	Syscalls *ebpf.Map `ebpf:"syscalls"`
+	Tracked  *ebpf.Map `ebpf:"tracked"`
 }
 
 func (m *vigilBPFMaps) Close() error {
 	return _VigilBPFClose(
-		m.CompatSyscalls,
 		m.Counters,
 		m.Events,
 		m.Scratch,

@@ -87,23 +87,16 @@ struct {
 	__type(value, __u32);
 } slot_busy SEC(".maps");
 
-/* What to record of each syscall number (filled by the loader from the
- * architecture's syscall table). */
+/* What to record of each syscall number: the architecture's own call,
+ * and the 32-bit (compat) call of that number, which is counted, not
+ * decoded (filled by the loader). One lookup tells, for most syscalls,
+ * that neither matters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VIGIL_NR_MAX);
 	__type(key, __u32);
-	__type(value, struct vigil_sysdesc);
+	__type(value, struct vigil_sysentry);
 } syscalls SEC(".maps");
-
-/* The kind of each 32-bit (compat) syscall number that corresponds to a
- * decoded one; such calls are counted, not decoded. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VIGIL_NR_MAX);
-	__type(key, __u32);
-	__type(value, struct vigil_sysdesc);
-} compat_syscalls SEC(".maps");
 
 /* Set by the loader. */
 volatile const __u64 wakeup_bytes = 0;
@@ -286,20 +279,20 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 	release(sl);
 }
 
-/* Appends a NUL-terminated kernel string (without its NUL) as the next
- * string of the record. */
-static __always_inline void add_kstr(struct slot *sl, const void *src, __u32 max)
+/* Appends a NUL-terminated string (without its NUL), from kernel or from
+ * the caller's memory, as the next string of the record. */
+static __always_inline void add_str(struct slot *sl, const void *src, bool user)
 {
 	__u32 start = sl->off;
 	if (src) {
 		/* One byte more than a whole PATH_MAX string needs, so that a
 		 * string that fits is told from one that was cut. */
 		__u32 room = VIGIL_DATA_MAX - start;
-		if (room > max + 1)
-			room = max + 1;
 		if (room > VIGIL_STR_MAX + 1)
 			room = VIGIL_STR_MAX + 1;
-		long n = bpf_probe_read_kernel_str(sl->s->data + (start & VIGIL_DATA_MASK), room & (VIGIL_STR_MAX * 2 - 1), src);
+		char *dst = sl->s->data + (start & VIGIL_DATA_MASK);
+		__u32 size = room & (VIGIL_STR_MAX * 2 - 1);
+		long n = user ? bpf_probe_read_user_str(dst, size, src) : bpf_probe_read_kernel_str(dst, size, src);
 		if (n < 0) {
 			sl->s->hdr.flags |= VIGIL_F_FAULT;
 		} else if (n > 0) {
@@ -312,25 +305,14 @@ static __always_inline void add_kstr(struct slot *sl, const void *src, __u32 max
 	end_str(sl, start);
 }
 
-/* Appends a NUL-terminated string from the caller's memory. */
+static __always_inline void add_kstr(struct slot *sl, const void *src)
+{
+	add_str(sl, src, false);
+}
+
 static __always_inline void add_ustr(struct slot *sl, __u64 src)
 {
-	__u32 start = sl->off;
-	if (src) {
-		__u32 room = VIGIL_DATA_MAX - start;
-		if (room > VIGIL_STR_MAX + 1)
-			room = VIGIL_STR_MAX + 1;
-		long n = bpf_probe_read_user_str(sl->s->data + (start & VIGIL_DATA_MASK), room & (VIGIL_STR_MAX * 2 - 1), (const void *)src);
-		if (n < 0) {
-			sl->s->hdr.flags |= VIGIL_F_FAULT;
-		} else if (n > 0) {
-			if ((__u32)n >= room)
-				str_flag(sl, VIGIL_F_STR_TRUNC);
-			str_flag(sl, VIGIL_F_STR_SET);
-			sl->off = start + (__u32)n - 1;
-		}
-	}
-	end_str(sl, start);
+	add_str(sl, (const void *)src, true);
 }
 
 /* Appends raw bytes from the caller's memory as the next string. */
@@ -584,7 +566,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	s->body.exec.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	s->body.exec.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 	add_file_path(&sl, f);
-	add_kstr(&sl, BPF_CORE_READ(bprm, filename), VIGIL_STR_MAX);
+	add_kstr(&sl, BPF_CORE_READ(bprm, filename));
 
 	/* The argument area of the new image, copied there by the kernel; the
 	 * task has not run any of its own code yet, so this is what exec
@@ -661,7 +643,7 @@ int BPF_PROG(handle_migrate, struct cgroup *dst, const char *path, struct task_s
 	s->body.migrate.threadgroup = threadgroup;
 	if (!was)
 		s->hdr.flags |= VIGIL_F_ENTERED;
-	add_kstr(&sl, path, VIGIL_STR_MAX);
+	add_kstr(&sl, path);
 	emit(&sl, VIGIL_KIND_CGROUP_MIGRATE);
 	return 0;
 }
@@ -720,7 +702,9 @@ static __always_inline void add_name(struct slot *sl, __u64 *args, int n, int di
 	__u64 uptr = args[n & 7];
 	char first = 0;
 	bpf_probe_read_user(&first, 1, (const void *)uptr);
-	if (uptr && first != '/') {
+	if (dir == VIGIL_DIR_NONE) {
+		no_str(sl); /* text, not a name to resolve (a symlink's target) */
+	} else if (uptr && first != '/') {
 		long dfd = VIGIL_AT_FDCWD;
 		if (dir >= 0 && dir <= 5)
 			dfd = (int)args[dir & 7];
@@ -903,23 +887,24 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 #endif
 	if (nr < 0)
 		return 0;
-	/* 32-bit and x32 calls are counted under the kind they would be,
-	 * not decoded. x32 numbers are x86_64's with bit 30 set. */
+	/* x32 numbers are x86_64's with bit 30 set. */
 	bool x32 = nr & 0x40000000;
+	__u32 key = nr & 0x3fffffff;
+	if (key >= VIGIL_NR_MAX)
+		return 0;
+	struct vigil_sysentry *ent = bpf_map_lookup_elem(&syscalls, &key);
+	if (!ent || (ent->native.op == VIGIL_OP_NONE && ent->compat.op == VIGIL_OP_NONE))
+		return 0;
+	/* 32-bit and x32 calls are counted under the kind they would be, not
+	 * decoded. */
 	if (x32 || compat_syscall(regs)) {
-		__u32 ckey = nr & 0x3fffffff;
-		if (ckey >= VIGIL_NR_MAX)
-			return 0;
-		struct vigil_sysdesc *c = bpf_map_lookup_elem(x32 ? (void *)&syscalls : (void *)&compat_syscalls, &ckey);
-		if (c && c->op != VIGIL_OP_NONE && c->kind < VIGIL_NKINDS && current_tracked())
+		struct vigil_sysdesc *c = x32 ? &ent->native : &ent->compat;
+		if (c->op != VIGIL_OP_NONE && c->kind < VIGIL_NKINDS && current_tracked())
 			count(VIGIL_C_COMPAT, c->kind);
 		return 0;
 	}
-	if (nr >= VIGIL_NR_MAX)
-		return 0;
-	__u32 key = nr;
-	struct vigil_sysdesc *d = bpf_map_lookup_elem(&syscalls, &key);
-	if (!d || d->op == VIGIL_OP_NONE)
+	struct vigil_sysdesc *d = &ent->native;
+	if (d->op == VIGIL_OP_NONE)
 		return 0;
 	if (d->op == VIGIL_OP_EXEC && ret >= 0)
 		return 0; /* a successful exec is sched_process_exec's */

@@ -102,7 +102,7 @@ enum vigil_flag {
 
 /* How sys_exit reads one syscall: which arguments hold names (read from
  * the caller's memory) and the directory fds they are relative to (-1:
- * none; a name without a dir argument is relative to the cwd). */
+ * none, the name is relative to the cwd; VIGIL_DIR_NONE: not a name). */
 struct vigil_sysdesc {
 	__u8 op;
 	__u8 kind;
@@ -112,6 +112,15 @@ struct vigil_sysdesc {
 	__s8 dir_b;
 	__s8 fd; /* an fd argument naming the object (fchmod, connect...) */
 	__s8 addr; /* a sockaddr pointer argument */
+};
+
+/* dir_a/dir_b value: the name is text to store, not resolved anywhere. */
+#define VIGIL_DIR_NONE -2
+
+/* One syscall number: the architecture's own call and the 32-bit one. */
+struct vigil_sysentry {
+	struct vigil_sysdesc native;
+	struct vigil_sysdesc compat;
 };
 
 struct vigil_hdr {
