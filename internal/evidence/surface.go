@@ -223,24 +223,18 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 	}
 }
 
-// namePath is n's path, lexically cleaned.
-func namePath(n event.Name) event.Bytes {
-	p := n.Path()
+// cleanPath removes "." and ".." lexically (a resolved path is already
+// clean; a name joined to its directory may not be).
+func cleanPath(p event.Bytes) event.Bytes {
 	if p == "" {
 		return p
 	}
 	return event.Bytes(path.Clean(string(p)))
 }
 
-func objectPath(f *event.FileOp) event.Bytes {
-	if f.File != nil {
-		return f.File.Path
-	}
-	if f.Name != nil {
-		return namePath(*f.Name)
-	}
-	return ""
-}
+func namePath(n event.Name) event.Bytes { return cleanPath(n.Path()) }
+
+func objectPath(f *event.FileOp) event.Bytes { return cleanPath(f.ObjectPath()) }
 
 func compareEndpoints(a, b Endpoint) int {
 	if c := strings.Compare(a.Family, b.Family); c != 0 {
