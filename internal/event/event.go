@@ -243,7 +243,8 @@ type Net struct {
 	Fd       int32  `json:"fd"`
 	Syscall  string `json:"syscall"`
 	// Ret is the call's result: 0 or a byte count, or -errno
-	// (-EINPROGRESS for a non-blocking connect).
+	// (-EINPROGRESS for a non-blocking connect; a restart code when a
+	// signal interrupted it, see Interrupted).
 	Ret int64 `json:"ret"`
 }
 
@@ -343,4 +344,14 @@ func (o *Open) Path() Bytes {
 		return o.File.Path
 	}
 	return o.Name.Path()
+}
+
+// Interrupted reports whether a syscall result is one of the kernel's
+// restart codes (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
+// ERESTART_RESTARTBLOCK). A signal interrupted the call; the caller never
+// sees this value: the kernel either runs the call again (and a later
+// event records that run) or returns -EINTR. Such an event is an attempt,
+// not an outcome.
+func Interrupted(ret int64) bool {
+	return ret == -512 || ret == -513 || ret == -514 || ret == -516
 }

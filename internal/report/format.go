@@ -89,4 +89,3 @@ func fmtRatio(e Est) string {
 	}
 	return fmt.Sprintf("%.3f× [%.3f, %.3f]", e.Value, e.Lo(), e.Hi())
 }
-

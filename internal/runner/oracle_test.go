@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
 )
@@ -143,6 +144,11 @@ func parseStrace(t *testing.T, path string) observation {
 		if m := hexString.FindStringSubmatch(rest[:i]); m != nil {
 			name = unhex(m[1])
 		}
+		// A call a signal interrupted is run again by the kernel and
+		// appears again; vigil sets its attempt aside the same way.
+		if strings.HasPrefix(ret, "? ERESTART") {
+			continue
+		}
 		failed := ""
 		if m := errnoRet.FindStringSubmatch(ret); m != nil {
 			failed = fmt.Sprintf("%s %d", name, -errnoByName[m[1]])
@@ -172,7 +178,7 @@ func parseStrace(t *testing.T, path string) observation {
 func vigilObservation(b *evidence.Bundle, skip uint32) observation {
 	o := newObservation()
 	for _, e := range b.Kernel {
-		if e.PID == skip {
+		if e.PID == skip || e.Open != nil && event.Interrupted(e.Open.Ret) || e.ExecFailed != nil && event.Interrupted(e.ExecFailed.Ret) {
 			continue
 		}
 		switch {
