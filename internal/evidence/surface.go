@@ -70,27 +70,6 @@ type Rename struct {
 	To   event.Bytes `json:"to"`
 }
 
-// Open classes: an open can put its path in several lists at once.
-const (
-	openRead uint8 = 1 << iota
-	openWritten
-	openCreated
-)
-
-func openClasses(access string, create, truncate, appendMode bool) uint8 {
-	var c uint8
-	if access == event.AccessRead || access == event.AccessReadWrite {
-		c |= openRead
-	}
-	if access == event.AccessWrite || access == event.AccessReadWrite || create || truncate || appendMode {
-		c |= openWritten
-	}
-	if create {
-		c |= openCreated
-	}
-	return c
-}
-
 type set map[event.Bytes]bool
 
 func (s set) sorted() []event.Bytes {
@@ -121,75 +100,51 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 	execs, execFailed := set{}, set{}
 	renames := map[Rename]bool{}
 	connects, sent, local := endpoints{}, endpoints{}, endpoints{}
-	addOpen := func(p event.Bytes, c uint8) {
-		if c&openRead != 0 {
-			read[p] = true
-		}
-		if c&openWritten != 0 {
-			written[p] = true
-		}
-		if c&openCreated != 0 {
-			created[p] = true
-		}
-	}
+	var acts []Action
 	for i := range kernel {
 		e := &kernel[i]
-		switch {
-		case e.Open != nil:
-			o := e.Open
-			if o.Ret < 0 || o.File == nil {
-				openFailed[namePath(o.Name)] = true
-				continue
-			}
-			addOpen(o.File.Path, openClasses(o.Access, o.Create, o.Truncate, o.Append))
-		case e.IOUring != nil:
-			if u := e.IOUring; u.File != nil && u.Res >= 0 {
-				addOpen(u.File.Path, openClasses(u.Access, false, false, false))
-			}
-		case e.Exec != nil:
-			execs[e.Exec.File.Path] = true
-		case e.ExecFailed != nil:
-			execFailed[namePath(e.ExecFailed.Name)] = true
-		case e.FileOp != nil:
-			f := e.FileOp
-			if f.Ret < 0 {
-				continue
-			}
-			obj := objectPath(f)
-			switch e.Kind {
-			case event.KindUnlink, event.KindRmdir:
-				deleted[obj] = true
-			case event.KindMkdir:
-				dirs[obj] = true
-			case event.KindMknod:
-				created[obj] = true
-			case event.KindRename:
-				if f.NewName != nil {
-					renames[Rename{From: obj, To: namePath(*f.NewName)}] = true
+		if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
+			// Every failed open, whatever its access (O_PATH too).
+			openFailed[namePath(o.Name)] = true
+			continue
+		}
+		acts = Actions(e, acts[:0])
+		for _, a := range acts {
+			if a.Failed {
+				if a.Op == OpExec {
+					execFailed[a.Path] = true
 				}
-			case event.KindLink, event.KindSymlink:
-				if f.NewName != nil {
-					links[namePath(*f.NewName)] = true
+				if a.Op != OpConnect {
+					continue
 				}
-			case event.KindChmod, event.KindChown:
-				modes[obj] = true
-			case event.KindTruncate:
-				truncated[obj] = true
 			}
-		case e.Net != nil:
-			n := e.Net
-			ep := Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}
-			switch e.Kind {
-			case event.KindConnect:
-				connects[ep] = true
-			case event.KindSend:
-				if n.Ret >= 0 {
-					sent[ep] = true
-				}
-			case event.KindBind, event.KindListen:
-				if n.Ret == 0 {
-					local[ep] = true
-				}
+			switch a.Op {
+			case OpRead:
+				read[a.Path] = true
+			case OpWrite:
+				written[a.Path] = true
+			case OpCreate:
+				created[a.Path] = true
+			case OpDelete:
+				deleted[a.Path] = true
+			case OpMkdir:
+				dirs[a.Path] = true
+			case OpRename:
+				renames[Rename{From: a.Path, To: a.To}] = true
+			case OpLink:
+				links[a.Path] = true
+			case OpChmod, OpChown:
+				modes[a.Path] = true
+			case OpTruncate:
+				truncated[a.Path] = true
+			case OpExec:
+				execs[a.Path] = true
+			case OpConnect:
+				connects[a.Endpoint] = true
+			case OpSend:
+				sent[a.Endpoint] = true
+			case OpBind, OpListen:
+				local[a.Endpoint] = true
 			}
 		}
 	}

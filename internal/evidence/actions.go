@@ -1,0 +1,184 @@
+package evidence
+
+import (
+	"strconv"
+
+	"vigil/internal/event"
+)
+
+// Op is what a run did to an object, in the terms the capability surface,
+// vigil diff and vigil check --policy share. One kernel event can be
+// several actions (an open for read and write is a read and a write).
+type Op string
+
+// The operations. File operations name a path; network operations an
+// endpoint.
+const (
+	OpRead     Op = "read"     // opened for reading (also io_uring opens)
+	OpWrite    Op = "write"    // opened for writing, creating, truncating or appending
+	OpCreate   Op = "create"   // opened with O_CREAT, or made by mknod
+	OpDelete   Op = "delete"   // unlink, unlinkat, rmdir
+	OpMkdir    Op = "mkdir"    // mkdir, mkdirat
+	OpRename   Op = "rename"   // the old name (Action.To holds the new one)
+	OpLink     Op = "link"     // a hard or symbolic link's new name
+	OpChmod    Op = "chmod"    // a mode change
+	OpChown    Op = "chown"    // an owner change
+	OpTruncate Op = "truncate" // truncate, ftruncate
+	OpExec     Op = "exec"     // the program the kernel ran
+	OpConnect  Op = "connect"  // a connect's destination
+	OpSend     Op = "send"     // a sendto/sendmsg destination
+	OpBind     Op = "bind"     // a bound local address
+	OpListen   Op = "listen"   // a listening local address
+)
+
+// Ops lists every Op in a fixed order.
+var Ops = []Op{OpRead, OpWrite, OpCreate, OpDelete, OpMkdir, OpRename, OpLink,
+	OpChmod, OpChown, OpTruncate, OpExec, OpConnect, OpSend, OpBind, OpListen}
+
+// IsNetwork reports whether op acts on an endpoint rather than a path.
+func (op Op) IsNetwork() bool {
+	return op == OpConnect || op == OpSend || op == OpBind || op == OpListen
+}
+
+// OpKinds are the kernel event kinds an Op can come from; a record that
+// does not cover one of them cannot show every action of that Op.
+var OpKinds = map[Op][]event.Kind{
+	OpRead:     {event.KindOpen, event.KindIOUring},
+	OpWrite:    {event.KindOpen, event.KindIOUring},
+	OpCreate:   {event.KindOpen, event.KindMknod},
+	OpDelete:   {event.KindUnlink, event.KindRmdir},
+	OpMkdir:    {event.KindMkdir},
+	OpRename:   {event.KindRename},
+	OpLink:     {event.KindLink, event.KindSymlink},
+	OpChmod:    {event.KindChmod},
+	OpChown:    {event.KindChown},
+	OpTruncate: {event.KindTruncate},
+	OpExec:     {event.KindExec, event.KindExecFailed},
+	OpConnect:  {event.KindConnect},
+	OpSend:     {event.KindSend},
+	OpBind:     {event.KindBind},
+	OpListen:   {event.KindListen},
+}
+
+// Action is one thing a kernel event says the run did.
+type Action struct {
+	Op Op
+	// Path is the object of a file operation or exec: the kernel's
+	// resolved path where it resolved one, otherwise the name joined to
+	// the directory the kernel resolved it against; lexically cleaned.
+	Path event.Bytes
+	// To is a rename's new name.
+	To event.Bytes
+	// Endpoint is the address of a network operation.
+	Endpoint Endpoint
+	// Failed: the call returned an error (or, for a send, a negative
+	// result); the action was attempted, not done. A connect in progress
+	// (-EINPROGRESS) is not failed.
+	Failed bool
+}
+
+// Object is the action's object as one string: the path, or the endpoint.
+func (a Action) Object() string {
+	if a.Op.IsNetwork() {
+		return a.Endpoint.String()
+	}
+	return string(a.Path)
+}
+
+// String renders an endpoint as family:addr:port ("unix:PATH" for unix
+// sockets, "inet6:[addr]:port" for IPv6).
+func (e Endpoint) String() string {
+	switch e.Family {
+	case "unix":
+		return "unix:" + string(e.Addr)
+	case "inet6":
+		return "inet6:[" + string(e.Addr) + "]:" + strconv.Itoa(int(e.Port))
+	}
+	return e.Family + ":" + string(e.Addr) + ":" + strconv.Itoa(int(e.Port))
+}
+
+const einprogress = -115
+
+// Actions appends to out what e says the run did. Events that are no
+// action on an object (fork, exit, cgroup moves, io_uring completions other
+// than opens) append nothing.
+func Actions(e *event.Kernel, out []Action) []Action {
+	switch {
+	case e.Open != nil:
+		o := e.Open
+		failed := o.Ret < 0 || o.File == nil
+		p := namePath(o.Name)
+		if !failed {
+			p = o.File.Path
+		}
+		return appendOpen(out, p, failed, o.Access, o.Create, o.Truncate, o.Append)
+	case e.IOUring != nil:
+		if u := e.IOUring; u.File != nil && u.Res >= 0 {
+			return appendOpen(out, u.File.Path, false, u.Access, false, false, false)
+		}
+	case e.Exec != nil:
+		return append(out, Action{Op: OpExec, Path: e.Exec.File.Path})
+	case e.ExecFailed != nil:
+		return append(out, Action{Op: OpExec, Path: namePath(e.ExecFailed.Name), Failed: true})
+	case e.FileOp != nil:
+		f := e.FileOp
+		a := Action{Path: objectPath(f), Failed: f.Ret < 0}
+		switch e.Kind {
+		case event.KindUnlink, event.KindRmdir:
+			a.Op = OpDelete
+		case event.KindMkdir:
+			a.Op = OpMkdir
+		case event.KindMknod:
+			a.Op = OpCreate
+		case event.KindRename:
+			if f.NewName == nil {
+				return out
+			}
+			a.Op, a.To = OpRename, namePath(*f.NewName)
+		case event.KindLink, event.KindSymlink:
+			if f.NewName == nil {
+				return out
+			}
+			a.Op, a.Path = OpLink, namePath(*f.NewName)
+		case event.KindChmod:
+			a.Op = OpChmod
+		case event.KindChown:
+			a.Op = OpChown
+		case event.KindTruncate:
+			a.Op = OpTruncate
+		default:
+			return out
+		}
+		return append(out, a)
+	case e.Net != nil:
+		n := e.Net
+		a := Action{Endpoint: Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}, Failed: n.Ret < 0}
+		switch e.Kind {
+		case event.KindConnect:
+			a.Op, a.Failed = OpConnect, n.Ret < 0 && n.Ret != einprogress
+		case event.KindSend:
+			a.Op = OpSend
+		case event.KindBind:
+			a.Op = OpBind
+		case event.KindListen:
+			a.Op = OpListen
+		default:
+			return out
+		}
+		return append(out, a)
+	}
+	return out
+}
+
+func appendOpen(out []Action, p event.Bytes, failed bool, access string, create, truncate, appendMode bool) []Action {
+	if access == event.AccessRead || access == event.AccessReadWrite {
+		out = append(out, Action{Op: OpRead, Path: p, Failed: failed})
+	}
+	if access == event.AccessWrite || access == event.AccessReadWrite || create || truncate || appendMode {
+		out = append(out, Action{Op: OpWrite, Path: p, Failed: failed})
+	}
+	if create {
+		out = append(out, Action{Op: OpCreate, Path: p, Failed: failed})
+	}
+	return out
+}
