@@ -33,6 +33,7 @@ agent workload, and benchmarks what each observation layer costs.
   vigil bench --quick                           measure arms bare/A/B/C (root)
   vigil report DIR...                           statistics and findings
   vigil diff A.tar.gz B.tar.gz                  what changed between two runs
+  vigil check --policy P.yaml run.tar.gz        judge a run against a policy
 
 Exit codes: vigil record exits with the child's code (128+N for signal N;
 126/127 when CMD cannot be executed / is not found); vigil verify and

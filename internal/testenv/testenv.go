@@ -4,7 +4,11 @@
 package testenv
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -43,4 +47,31 @@ func RequireTool(t testing.TB, path string) {
 		t.Fatalf("required tool %s is missing (VIGIL_REQUIRE_PRIVILEGED=1)", path)
 	}
 	t.Skipf("skipping: %s not installed", path)
+}
+
+// ModuleFile returns the local path of file inside Go module mod at
+// version, downloading the module through the Go module proxy (which
+// checks it against the checksum database) when it is not cached. Tests
+// use it for reference data published in a module, such as a standard's
+// JSON Schema. Skips (or fails, when Required) when it cannot be fetched.
+func ModuleFile(t testing.TB, mod, version, file string) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", mod+"@"+version)
+	cmd.Dir = t.TempDir() // outside any module: go.mod stays as it is
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	if err == nil {
+		err = json.Unmarshal(out, &info)
+	}
+	if err == nil && info.Error != "" {
+		err = errors.New(info.Error)
+	}
+	if err != nil {
+		if Required() {
+			t.Fatalf("module %s@%s: %v (VIGIL_REQUIRE_PRIVILEGED=1)", mod, version, err)
+		}
+		t.Skipf("skipping: module %s@%s not available: %v", mod, version, err)
+	}
+	return filepath.Join(info.Dir, file)
 }
