@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"vigil/internal/archive"
+	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
+	"vigil/internal/runpage"
 )
 
 var inspectFlags struct {
 	json bool
 	top  int
+	html string
 }
 
 var inspectCmd = &cobra.Command{
@@ -30,6 +34,12 @@ files_written, files_created, open_failures, execs, network, tool_calls
 [{tool_call_id, tool_name, status, completed, duration_ns, kernel_events,
 by_kind}], unattributed_events).
 
+--html FILE also writes one self-contained page for the run (no external
+assets, opens offline in any browser): a health and coverage banner, a
+timeline of processes, tool calls and event density, filterable tables of
+files, programs and network endpoints, and each tool call with the kernel
+events inside it. FILE#files=QUERY opens it with the files table filtered.
+
 Exit codes: 0 ok; 1 the archive failed verification (one line on stderr
 naming the entry); 125 the archive could not be read or bad flags.`,
 	Args: cobra.ExactArgs(1),
@@ -45,6 +55,15 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 			fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", args[0], err)
 			return exitError{ExitVerifyFailed}
 		}
+		if inspectFlags.html != "" {
+			var page bytes.Buffer
+			if err := runpage.Write(&page, runpage.Build(args[0], b)); err != nil {
+				return err
+			}
+			if err := atomicfile.Write(inspectFlags.html, page.Bytes()); err != nil {
+				return fmt.Errorf("--html: %v", err)
+			}
+		}
 		s := evidence.Summarize(b, inspectFlags.top)
 		out := cmd.OutOrStdout()
 		if inspectFlags.json {
@@ -59,6 +78,7 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 
 func init() {
 	inspectCmd.Flags().BoolVar(&inspectFlags.json, "json", false, "print one JSON object (schema vigil.inspect/v2) instead of text")
+	inspectCmd.Flags().StringVar(&inspectFlags.html, "html", "", "also write a self-contained HTML page for the run to FILE")
 	inspectCmd.Flags().IntVar(&inspectFlags.top, "top", 10, "how many of the most-opened paths to list")
 	rootCmd.AddCommand(inspectCmd)
 }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/sample"
 )
 
@@ -163,7 +164,7 @@ func WritePlan(dir string, p sample.Plan) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(dir, PlanFile), append(data, '\n'))
+	return atomicfile.Write(filepath.Join(dir, PlanFile), append(data, '\n'))
 }
 
 // LoadPlan reads dir/plan.json.
@@ -186,37 +187,4 @@ func LoadPlan(dir string) (sample.Plan, error) {
 		return p, fmt.Errorf("%s: arms, arm_kinds, cells or blocks missing or inconsistent", filepath.Join(dir, PlanFile))
 	}
 	return p, nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	// CreateTemp makes the file 0600; the plan is as readable as the
-	// other outputs.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }

@@ -1,38 +1,15 @@
 package report
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"vigil/internal/testenv"
 )
-
-const chromium = "/usr/bin/chromium"
-
-func chromiumArgs(t *testing.T, extra ...string) []string {
-	return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir()}, extra...)
-}
-
-func runChromium(t *testing.T, args ...string) (string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, chromiumArgs(t, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
-	}
-	return stdout.String(), stderr.String()
-}
 
 func TestHTMLStaticShape(t *testing.T) {
 	out, s, _ := writeReference(t)
@@ -56,10 +33,9 @@ func TestHTMLStaticShape(t *testing.T) {
 }
 
 func TestHTMLInChromium(t *testing.T) {
-	testenv.RequireTool(t, chromium)
 	out, s, _ := writeReference(t)
 	page := filepath.Join(out, HTMLFile)
-	dom, logs := runChromium(t, "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", "file://"+page)
+	dom, logs := testenv.RunChromium(t, "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", "file://"+page)
 	if !strings.Contains(dom, `data-js-ok="1"`) {
 		t.Fatalf("inline script did not run; DOM starts %.300q", dom)
 	}
@@ -87,7 +63,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if keep := os.Getenv("VIGIL_REPORT_SCREENSHOT"); keep != "" {
 		shot = keep
 	}
-	runChromium(t, "--hide-scrollbars", "--window-size=1280,3000", "--screenshot="+shot, "file://"+page)
+	testenv.RunChromium(t, "--hide-scrollbars", "--window-size=1280,3000", "--screenshot="+shot, "file://"+page)
 	st, err := os.Stat(shot)
 	if err != nil || st.Size() < 20000 {
 		t.Errorf("screenshot missing or blank: %v", err)

@@ -4,12 +4,15 @@
 package testenv
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Required reports whether privileged tests must run.
@@ -74,4 +77,25 @@ func ModuleFile(t testing.TB, mod, version, file string) string {
 		t.Skipf("skipping: module %s@%s not available: %v", mod, version, err)
 	}
 	return filepath.Join(info.Dir, file)
+}
+
+// Chromium is the headless browser the HTML tests drive.
+const Chromium = "/usr/bin/chromium"
+
+// RunChromium runs headless Chromium with args (after RequireTool) in a
+// throwaway profile and returns its stdout and stderr.
+func RunChromium(t testing.TB, args ...string) (string, string) {
+	t.Helper()
+	RequireTool(t, Chromium)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, Chromium, append(base, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+	}
+	return stdout.String(), stderr.String()
 }
