@@ -5,13 +5,81 @@
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
+// CheckTarget reports why path cannot be replaced by a new regular file:
+// it is a directory, a symbolic link, a device, FIFO or socket (replacing
+// it would destroy it, not write to it), or its directory is missing or
+// not writable. The error does not repeat path.
+func CheckTarget(path string) error {
+	st, err := os.Lstat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return errors.New("is a directory")
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		return errors.New("is a symbolic link; outputs are replaced, not written through, so name the file itself")
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("is not a regular file (%s); outputs are replaced, not written through", kind(st.Mode()))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return unwrap(err)
+	}
+	dir := filepath.Dir(path)
+	dst, err := os.Stat(dir)
+	if err == nil && !dst.IsDir() {
+		err = unix.ENOTDIR
+	}
+	if err == nil {
+		err = unix.Access(dir, unix.W_OK|unix.X_OK)
+	}
+	if err != nil {
+		return fmt.Errorf("directory %s is not writable: %v", dir, unwrap(err))
+	}
+	return nil
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return m.Type().String()
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // Write writes data to path (mode 0644) through a synced temporary file
-// and a rename.
+// and a rename. Errors name path, never the temporary file.
 func Write(path string, data []byte) error {
+	if err := CheckTarget(path); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	err := write(path, data)
+	if err != nil {
+		return fmt.Errorf("%s: %v", path, unwrap(err))
+	}
+	return nil
+}
+
+func write(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

@@ -3,7 +3,10 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestWrite(t *testing.T) {
@@ -34,5 +37,33 @@ func TestWrite(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+func TestWriteRefusesWhatItWouldDestroy(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "real"), link); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"/dev/null":                             "a character device",
+		fifo:                                    "a FIFO",
+		link:                                    "symbolic link",
+		dir:                                     "is a directory",
+		filepath.Join(dir, "missing", "x.html"): "directory " + filepath.Join(dir, "missing") + " is not writable",
+	}
+	for path, want := range cases {
+		err := Write(path, []byte("x"))
+		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ".tmp-") {
+			t.Errorf("Write(%s) = %v, want an error naming it and %q", path, err, want)
+		}
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Error("the FIFO was replaced")
 	}
 }

@@ -9,14 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
+	"vigil/internal/atomicfile"
 	"vigil/internal/capture"
 )
 
@@ -133,23 +130,8 @@ func (o *Options) validate() (path string, err error) {
 // reports a read-only file system; running out of space is caught by the
 // atomic write itself, which never leaves a partial file.
 func checkWritableDir(flag, path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fail("%s %s: is a directory", flag, path)
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err == nil && !st.IsDir() {
-		err = syscall.ENOTDIR
-	}
-	if err == nil {
-		err = unix.Access(dir, unix.W_OK|unix.X_OK)
-	}
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fail("%s %s: directory %s is not writable: %v", flag, path, dir, err)
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return fail("%s %s: %v", flag, path, err)
 	}
 	return nil
 }

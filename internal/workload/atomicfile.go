@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+
+	"vigil/internal/atomicfile"
 )
 
 // atomicFile is written under a temporary name in the destination's
@@ -16,6 +19,9 @@ type atomicFile struct {
 // createAtomic creates the temporary file now, which also proves the
 // destination directory is writable before any work starts.
 func createAtomic(path string) (*atomicFile, error) {
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, err
