@@ -47,8 +47,12 @@ A policy is YAML or JSON (schema "policy", id vigil.policy/v1):
       ops: [exec]
       tool: read_file            # only actions inside this tool's calls
 
-Paths are the kernel's resolved paths where it resolved one (see
-capability-surface in the README); a rename is judged on both names.
+A rule without paths or endpoints matches every object of its ops; with
+only paths it never matches a network operation, with only endpoints never
+a file operation. Paths are the kernel's resolved paths where it resolved
+one (see capability-surface in the README); a rename is judged on both
+names. YAML reads unquoted y, n, yes, no, on and off as booleans: quote
+such names.
 
 A record that is not complete for the policy (kernel layer not complete,
 cgroup correlation not clean, an operation class the policy could deny not
@@ -108,6 +112,7 @@ archive.`,
 func writeJSON(w interface{ Write([]byte) (int, error) }, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "=>" and "<" stay readable
 	return enc.Encode(v)
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -21,9 +20,10 @@ const (
 )
 
 var diffFlags struct {
-	json      bool
-	normalize []string
-	noDefault bool
+	json         bool
+	normalize    []string
+	noDefault    bool
+	ignoreCounts bool
 }
 
 var diffCmd = &cobra.Command{
@@ -48,13 +48,15 @@ run by construction do not count:
   mktemp    tmp.XXXXXXXXXX becomes tmp.{rand}
   hex       16 or more lowercase hex digits become {hex}
   number    4 or more decimal digits become {n} (temporary directory
-            suffixes, numbered worker files)
+            suffixes, numbered worker files), except after a "."
+            (library versions such as libacl.so.1.1.2301 stay)
 The last four apply to paths only (IP ports are compared as they are);
 --no-default-rules turns them off. --normalize REGEX=REPLACEMENT adds a rule
-(Go regexp syntax, split at the last "=", applied to every object after the
-defaults; endpoints read "inet:ADDR:PORT", "inet6:[ADDR]:PORT",
-"unix:PATH"). A normalized name that stands for a different number of names
-in the two runs (5 worker files, then 10) is a difference ("~").
+(Go regexp syntax, split at the last "=", applied to every object before
+the defaults, so it sees names as recorded; endpoints read "inet:ADDR:PORT",
+"inet6:[ADDR]:PORT", "unix:PATH"). A normalized name that stands for a
+different number of names in the two runs (5 worker files, then 10) is a
+difference ("~") unless --ignore-counts.
 
 Output: text ("-" only in A, "+" only in B, "~" in both with different
 counts), or --json (schema "diff", id vigil.diff/v1).
@@ -64,15 +66,15 @@ verification; 125 bad flags or an archive could not be read.`,
 	Args: cobra.ExactArgs(2),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		var rules []diff.Rule
-		if !diffFlags.noDefault {
-			rules = diff.DefaultRules()
-		}
 		for _, s := range diffFlags.normalize {
 			r, err := diff.ParseRule(s)
 			if err != nil {
 				return fmt.Errorf("--normalize: %v", err)
 			}
 			rules = append(rules, r)
+		}
+		if !diffFlags.noDefault {
+			rules = append(rules, diff.DefaultRules()...)
 		}
 		var in [2]diff.Input
 		for i, path := range args {
@@ -82,12 +84,10 @@ verification; 125 bad flags or an archive could not be read.`,
 			}
 			in[i] = diff.Input{Archive: path, Bundle: b}
 		}
-		r := diff.Compare(in[0], in[1], rules)
+		r := diff.Compare(in[0], in[1], diff.Options{Rules: rules, IgnoreCounts: diffFlags.ignoreCounts})
 		out := cmd.OutOrStdout()
 		if diffFlags.json {
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(r); err != nil {
+			if err := writeJSON(out, r); err != nil {
 				return err
 			}
 		} else if _, err := fmt.Fprint(out, r.Text()); err != nil {
@@ -103,6 +103,9 @@ verification; 125 bad flags or an archive could not be read.`,
 // readVerified reads and verifies one archive; a verification failure is
 // reported on stderr and exits ExitArchiveInvalid.
 func readVerified(cmd *cobra.Command, path string) (*evidence.Bundle, error) {
+	if err := checkArchiveFile(path); err != nil {
+		return nil, err
+	}
 	b, err := archive.Read(path)
 	if err == nil {
 		return b, nil
@@ -117,6 +120,7 @@ func readVerified(cmd *cobra.Command, path string) (*evidence.Bundle, error) {
 func init() {
 	diffCmd.Flags().BoolVar(&diffFlags.json, "json", false, "print one JSON object (schema vigil.diff/v1) instead of text")
 	diffCmd.Flags().StringArrayVar(&diffFlags.normalize, "normalize", nil, "add a normalization rule REGEX=REPLACEMENT (repeatable)")
+	diffCmd.Flags().BoolVar(&diffFlags.ignoreCounts, "ignore-counts", false, "do not count an object standing for a different number of names as a difference")
 	diffCmd.Flags().BoolVar(&diffFlags.noDefault, "no-default-rules", false, "compare names without the default normalization (run ids are still normalized)")
 	rootCmd.AddCommand(diffCmd)
 }

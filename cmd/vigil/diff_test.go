@@ -16,7 +16,9 @@ func TestDiffCommand(t *testing.T) {
 	if err := archive.Write(other, evidencetest.Bundle(80, 3)); err != nil {
 		t.Fatal(err)
 	}
-	reset := func() { diffFlags.json, diffFlags.normalize, diffFlags.noDefault = false, nil, false }
+	reset := func() {
+		diffFlags.json, diffFlags.normalize, diffFlags.noDefault, diffFlags.ignoreCounts = false, nil, false, false
+	}
 	cases := []struct {
 		args    []string
 		code    int
@@ -31,6 +33,7 @@ func TestDiffCommand(t *testing.T) {
 		{args: []string{"diff", good, filepath.Join(t.TempDir(), "missing.tar.gz")}, code: ExitRunnerFailure},
 		{args: []string{"diff", "--normalize", "(x=y", good, good}, code: ExitRunnerFailure},
 		{args: []string{"diff", good}, code: ExitRunnerFailure},
+		{args: []string{"diff", good, t.TempDir()}, code: ExitRunnerFailure},
 	}
 	for _, c := range cases {
 		reset()

@@ -38,7 +38,8 @@ by_kind}], unattributed_events).
 assets, opens offline in any browser): a health and coverage banner, a
 timeline of processes, tool calls and event density, filterable tables of
 files, programs and network endpoints, and each tool call with the kernel
-events inside it. FILE#files=QUERY opens it with the files table filtered.
+events inside it. In a browser, the address file:///…/FILE#files=QUERY
+opens it with the files table filtered (also #procs=, #execs=, #endpoints=).
 
 Exit codes: 0 ok; 1 the archive failed verification (one line on stderr
 naming the entry); 125 the archive could not be read or bad flags.`,
@@ -46,6 +47,9 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		if inspectFlags.top < 0 {
 			return fmt.Errorf("--top %d: must be >= 0", inspectFlags.top)
+		}
+		if err := checkArchiveFile(args[0]); err != nil {
+			return err
 		}
 		b, err := archive.Read(args[0])
 		if err != nil {

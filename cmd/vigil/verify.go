@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,9 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 	RunE: func(cmd *cobra.Command, args []string) error {
 		failed := false
 		for _, path := range args {
+			if err := checkArchiveFile(path); err != nil {
+				return err
+			}
 			b, err := archive.Read(path)
 			if err != nil {
 				if !isVerifyFailure(err) {
@@ -62,6 +66,23 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 		}
 		return nil
 	},
+}
+
+// checkArchiveFile rejects a path that cannot be an archive at all (a
+// directory, a device), which is an input error (exit 125), not an
+// archive that failed verification.
+func checkArchiveFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return fmt.Errorf("%s: is a directory, not an archive", path)
+		}
+		return fmt.Errorf("%s: is not a regular file", path)
+	}
+	return nil
 }
 
 // isVerifyFailure tells a defect in the archive (exit 1) from failing to

@@ -30,6 +30,9 @@ type Result struct {
 	Health []Change `json:"health"`
 	// Rules are the normalization rules applied, in order.
 	Rules []string `json:"rules"`
+	// IgnoreCounts: objects standing for a different number of names
+	// were not counted as differences.
+	IgnoreCounts bool `json:"ignore_counts"`
 	// Sections are the capability-surface differences of the whole run.
 	Sections []Section `json:"sections"`
 	// ToolCalls compares tool calls matched by name and ordinal
@@ -97,9 +100,19 @@ type Input struct {
 	Bundle  *evidence.Bundle
 }
 
-// Compare compares run a with run b. The run-id rule always applies
-// (each run's own id); rules follow it in order.
-func Compare(a, b Input, rules []Rule) Result {
+// Options tune a comparison.
+type Options struct {
+	// Rules are applied in order after the run-id rule, which always
+	// applies (each run's own id).
+	Rules []Rule
+	// IgnoreCounts: a normalized object in both runs is equal whatever
+	// number of names it stands for.
+	IgnoreCounts bool
+}
+
+// Compare compares run a with run b.
+func Compare(a, b Input, opt Options) Result {
+	rules := opt.Rules
 	na := Normalizer{RunID: a.Bundle.Run.RunID, Rules: rules}
 	nb := Normalizer{RunID: b.Bundle.Run.RunID, Rules: rules}
 	r := Result{Schema: Schema, A: side(a), B: side(b), Health: []Change{}, Rules: []string{"run-id: each archive's own run id => " + RunIDToken}}
@@ -108,7 +121,8 @@ func Compare(a, b Input, rules []Rule) Result {
 	}
 	r.Incomplete = incomplete(r.A) || incomplete(r.B)
 	r.Health = healthChanges(a.Bundle, b.Bundle)
-	r.Sections = compareSurfaces(a.Bundle.Surface, b.Bundle.Surface, na, nb)
+	r.IgnoreCounts = opt.IgnoreCounts
+	r.Sections = compareSurfaces(a.Bundle.Surface, b.Bundle.Surface, na, nb, opt.IgnoreCounts)
 	r.ToolCalls = []CallDiff{}
 	switch {
 	case a.Bundle.Correlation == nil && b.Bundle.Correlation == nil:
@@ -119,7 +133,7 @@ func Compare(a, b Input, rules []Rule) Result {
 		r.ToolCallsNote = "run B has no SDK layer"
 	default:
 		r.ToolCallsCompared = true
-		r.ToolCalls = compareCalls(a.Bundle, b.Bundle, na, nb)
+		r.ToolCalls = compareCalls(a.Bundle, b.Bundle, na, nb, opt.IgnoreCounts)
 	}
 	r.Differences = len(r.Health) + countSections(r.Sections)
 	for _, c := range r.ToolCalls {
@@ -246,7 +260,7 @@ const renameArrow = " -> "
 
 // compareSurfaces returns only the sections with a difference, in
 // capability-surface.json order.
-func compareSurfaces(a, b evidence.CapabilitySurface, na, nb Normalizer) []Section {
+func compareSurfaces(a, b evidence.CapabilitySurface, na, nb Normalizer, ignoreCounts bool) []Section {
 	la, lb := surfaceLists(a), surfaceLists(b)
 	out := []Section{}
 	for i := range la {
@@ -259,7 +273,7 @@ func compareSurfaces(a, b evidence.CapabilitySurface, na, nb Normalizer) []Secti
 			switch {
 			case !ok:
 				s.Removed = append(s.Removed, Item{Object: k, A: x})
-			case x != y:
+			case x != y && !ignoreCounts:
 				s.Changed = append(s.Changed, Item{Object: k, A: x, B: y})
 			}
 		}
@@ -329,7 +343,7 @@ func calls(b *evidence.Bundle) map[string]keyedCall {
 	return out
 }
 
-func compareCalls(a, b *evidence.Bundle, na, nb Normalizer) []CallDiff {
+func compareCalls(a, b *evidence.Bundle, na, nb Normalizer, ignoreCounts bool) []CallDiff {
 	ca, cb := calls(a), calls(b)
 	keys := map[string]bool{}
 	for k := range ca {
@@ -357,7 +371,7 @@ func compareCalls(a, b *evidence.Bundle, na, nb Normalizer) []CallDiff {
 		case x.status != y.status:
 			d.Status = &Change{Field: "status", A: x.status, B: y.status}
 		}
-		d.Sections = compareSurfaces(x.surface, y.surface, na, nb)
+		d.Sections = compareSurfaces(x.surface, y.surface, na, nb, ignoreCounts)
 		if d.Presence != "both" || d.Status != nil || len(d.Sections) > 0 {
 			out = append(out, d)
 		}

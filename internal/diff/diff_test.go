@@ -16,7 +16,7 @@ func TestNormalizerObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := Normalizer{RunID: "53f5ff5564536f65", Rules: append(DefaultRules(), user)}
+	n := Normalizer{RunID: "53f5ff5564536f65", Rules: append([]Rule{user}, DefaultRules()...)}
 	cases := []struct{ in, want string }{
 		{"/proc/7678/maps", "/proc/{pid}/maps"},
 		{"/proc/7678", "/proc/{pid}"},
@@ -27,6 +27,8 @@ func TestNormalizerObject(t *testing.T) {
 		{"/tmp/ag/w/workers/w-0000003", "/tmp/ag/w/workers/w-{n}"},
 		{"/repo/.git/objects/ab/cdef0123456789abcdef0123", "/repo/.git/objects/ab/{hex}"},
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+		{"/usr/lib/x86_64-linux-gnu/libacl.so.1.1.2301", "/usr/lib/x86_64-linux-gnu/libacl.so.1.1.2301"},
+		{"/tmp/5555", "/tmp/{n}"},
 		{"unix:/run/user/0/bus-12345", "unix:/run/user/0/bus-{n}"},
 		{"inet:127.0.0.1:36937", "inet:127.0.0.1:{port}"},
 		{"inet:10.0.0.1:36937", "inet:10.0.0.1:36937"}, // default rules leave ports alone
@@ -73,7 +75,7 @@ func readOf(p string) event.Kernel {
 
 func TestCompareItselfIsEqual(t *testing.T) {
 	b := evidencetest.Bundle(40, 2)
-	r := Compare(Input{"a.tar.gz", b}, Input{"a.tar.gz", b}, DefaultRules())
+	r := Compare(Input{"a.tar.gz", b}, Input{"a.tar.gz", b}, Options{Rules: DefaultRules()})
 	if !r.Equal || r.Differences != 0 || len(r.Sections) != 0 || len(r.Health) != 0 || !r.ToolCallsCompared {
 		t.Fatalf("a run against itself: %+v", r)
 	}
@@ -87,7 +89,7 @@ func TestCompareFindsNewFileAndCountChange(t *testing.T) {
 	b := bundleWith(t, 30, 2, "bbbbbbbbbbbbbbbb", readOf("/etc/passwd"), readOf("/tmp/out-bbbbbbbbbbbbbbbb.log"))
 	// The same temp log name in A, with A's run id: not a difference.
 	a = bundleWith(t, 20, 2, "aaaaaaaaaaaaaaaa", readOf("/tmp/out-aaaaaaaaaaaaaaaa.log"))
-	r := Compare(Input{"a", a}, Input{"b", b}, DefaultRules())
+	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
 	if r.Equal || r.Incomplete {
 		t.Fatalf("equal=%v incomplete=%v", r.Equal, r.Incomplete)
 	}
@@ -102,8 +104,11 @@ func TestCompareFindsNewFileAndCountChange(t *testing.T) {
 	if len(read.Changed) != 1 || read.Changed[0].Object != "/home/agent/work/file-{n}" || read.Changed[0].A >= read.Changed[0].B {
 		t.Errorf("files_read changed: %+v", read.Changed)
 	}
+	if ign := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules(), IgnoreCounts: true}); ign.Differences != 1 {
+		t.Errorf("ignoring counts, %d differences, want 1 (/etc/passwd)", ign.Differences)
+	}
 	// Without the default rules, the numbered files are distinct names.
-	raw := Compare(Input{"a", a}, Input{"b", b}, nil)
+	raw := Compare(Input{"a", a}, Input{"b", b}, Options{})
 	if raw.Differences <= r.Differences {
 		t.Errorf("without rules %d differences, with %d", raw.Differences, r.Differences)
 	}
@@ -124,7 +129,7 @@ func TestComparePartialRecordShownFirst(t *testing.T) {
 	a := evidencetest.Bundle(20, 0)
 	b := evidencetest.Bundle(20, 0)
 	b.Health.KernelLayer.Status = evidence.LayerPartial
-	r := Compare(Input{"a", a}, Input{"b", b}, DefaultRules())
+	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
 	if !r.Incomplete || r.Equal || len(r.Health) != 1 || r.Health[0].Field != "kernel_layer" {
 		t.Fatalf("%+v", r)
 	}
@@ -141,7 +146,7 @@ func TestComparePartialRecordShownFirst(t *testing.T) {
 func TestCompareToolCalls(t *testing.T) {
 	a := bundleWith(t, 40, 2, "aaaaaaaaaaaaaaaa")
 	b := bundleWith(t, 40, 3, "bbbbbbbbbbbbbbbb")
-	r := Compare(Input{"a", a}, Input{"b", b}, DefaultRules())
+	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
 	if !r.ToolCallsCompared {
 		t.Fatal(r.ToolCallsNote)
 	}
@@ -162,15 +167,15 @@ func TestCompareRenamesNormalizeBothSides(t *testing.T) {
 		return event.Kernel{Kind: event.KindRename, FileOp: &event.FileOp{Syscall: "rename",
 			Name: &event.Name{Requested: event.Bytes(from)}, NewName: &event.Name{Requested: event.Bytes(to)}}}
 	}
-	a := bundleWith(t, 20, 0, "aaaaaaaaaaaaaaaa", ren("/tmp/x.11111", "/data/out-2024"))
-	b := bundleWith(t, 20, 0, "bbbbbbbbbbbbbbbb", ren("/tmp/x.22222", "/data/out-2025"))
-	if r := Compare(Input{"a", a}, Input{"b", b}, DefaultRules()); !r.Equal {
+	a := bundleWith(t, 20, 0, "aaaaaaaaaaaaaaaa", ren("/tmp/x-11111", "/data/out-2024"))
+	b := bundleWith(t, 20, 0, "bbbbbbbbbbbbbbbb", ren("/tmp/x-22222", "/data/out-2025"))
+	if r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()}); !r.Equal {
 		t.Errorf("renames differing only by numbers: %s", r.Text())
 	}
-	c := bundleWith(t, 20, 0, "cccccccccccccccc", ren("/tmp/x.22222", "/etc/out-2025"))
-	r := Compare(Input{"a", a}, Input{"c", c}, DefaultRules())
+	c := bundleWith(t, 20, 0, "cccccccccccccccc", ren("/tmp/x-22222", "/etc/out-2025"))
+	r := Compare(Input{"a", a}, Input{"c", c}, Options{Rules: DefaultRules()})
 	if len(r.Sections) != 1 || r.Sections[0].Name != "files_renamed" || len(r.Sections[0].Added) != 1 ||
-		r.Sections[0].Added[0].Object != "/tmp/x.{n} -> /etc/out-{n}" {
+		r.Sections[0].Added[0].Object != "/tmp/x-{n} -> /etc/out-{n}" {
 		t.Errorf("%+v", r.Sections)
 	}
 }

@@ -36,7 +36,8 @@ const RunIDToken = "{run}"
 //   - mktemp: mktemp's tmp.XXXXXXXXXX becomes tmp.{rand};
 //   - hex: runs of 16 or more lowercase hex digits (ids, hashes) become {hex};
 //   - number: runs of 4 or more decimal digits (temporary directory
-//     suffixes, pids in names, numbered worker files) become {n}.
+//     suffixes, pids in names, numbered worker files) become {n}, except
+//     after a "." (libacl.so.1.1.2301 keeps its version).
 //
 // They apply to paths only: an IP endpoint's port is compared as is.
 func DefaultRules() []Rule {
@@ -45,13 +46,15 @@ func DefaultRules() []Rule {
 		{Name: "proc-pid", Pattern: regexp.MustCompile(`^/proc/[0-9]+(/|$)`), Replace: "/proc/{pid}$1", PathsOnly: true},
 		{Name: "mktemp", Pattern: regexp.MustCompile(`(^|/)tmp\.[A-Za-z0-9]{6,}(/|$)`), Replace: "${1}tmp.{rand}$2", PathsOnly: true},
 		{Name: "hex", Pattern: regexp.MustCompile(`[0-9a-f]{16,}`), Replace: "{hex}", PathsOnly: true},
-		{Name: "number", Pattern: regexp.MustCompile(`[0-9]{4,}`), Replace: "{n}", PathsOnly: true},
+		{Name: "number", Pattern: regexp.MustCompile(`(^|[^.0-9])[0-9]{4,}`), Replace: "${1}{n}", PathsOnly: true},
 	}
 }
 
 // ParseRule reads a user rule written REGEX=REPLACEMENT (split at the last
 // "="; REPLACEMENT may be empty). User rules apply to every object, paths
-// and endpoints ("inet:127.0.0.1:8080", "inet6:[::1]:53", "unix:/run/x").
+// and endpoints ("inet:127.0.0.1:8080", "inet6:[::1]:53", "unix:/run/x"),
+// before the default rules, so they see the names as recorded (after the
+// run-id rule).
 func ParseRule(s string) (Rule, error) {
 	i := strings.LastIndex(s, "=")
 	if i <= 0 {

@@ -38,10 +38,13 @@ type Result struct {
 	// ActionsChecked counts the actions judged; Allowed those a rule or
 	// the default allowed; FailedSkipped the failed calls not judged
 	// (the policy's attempts is false).
-	ActionsChecked int         `json:"actions_checked"`
-	Allowed        int         `json:"allowed"`
-	FailedSkipped  int         `json:"failed_skipped"`
-	Violations     []Violation `json:"violations"`
+	ActionsChecked int `json:"actions_checked"`
+	Allowed        int `json:"allowed"`
+	// Denied counts the judged actions no rule allowed; Violations group
+	// them by (rule, op, object).
+	Denied        int         `json:"denied"`
+	FailedSkipped int         `json:"failed_skipped"`
+	Violations    []Violation `json:"violations"`
 }
 
 // Violation is one denied (op, object) with every event that did it.
@@ -103,6 +106,7 @@ func Check(b *evidence.Bundle, p *Policy) Result {
 					r.Allowed++
 					continue
 				}
+				r.Denied++
 				k := key{rule, string(a.Op), obj}
 				j, ok := index[k]
 				if !ok {
@@ -123,7 +127,7 @@ func Check(b *evidence.Bundle, p *Policy) Result {
 	switch {
 	case len(r.Violations) > 0:
 		r.Status = StatusFail
-		r.Summary = fmt.Sprintf("%d violation(s) of %d judged actions", len(r.Violations), r.ActionsChecked)
+		r.Summary = fmt.Sprintf("%d denied of %d judged actions, on %d (operation, object) pairs", r.Denied, r.ActionsChecked, len(r.Violations))
 		if !r.Complete {
 			r.Summary += "; the record is incomplete, so there may be more"
 		}

@@ -3,9 +3,12 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -51,7 +54,11 @@ type Rule struct {
 func Load(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("policy %s: %v", path, err)
 	}
 	p, err := Parse(data)
 	if err != nil {
@@ -63,15 +70,30 @@ func Load(path string) (*Policy, error) {
 
 // Parse parses and compiles a policy document (YAML or JSON).
 func Parse(data []byte) (*Policy, error) {
-	js, err := yaml.YAMLToJSON(data)
+	// Strict: a key given twice is an error, not "the last one wins".
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %v", oneLine(err))
 	}
-	if err := schema.Validate("policy", js); err != nil {
-		return nil, err
+	if t := bytes.TrimSpace(js); len(t) == 0 || string(t) == "null" {
+		return nil, errors.New("the file is empty (a policy needs schema, default and rules)")
 	}
+	// A misspelt key is named as such before the schema reports what
+	// the misspelling left missing.
 	var p Policy
 	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil && strings.Contains(err.Error(), "unknown field") {
+		return nil, oneLineErr(err)
+	}
+	if err := schema.Validate("policy", js); err != nil {
+		if strings.Contains(err.Error(), "got boolean, want string") {
+			err = fmt.Errorf("%v (YAML reads y, n, yes, no, on and off as booleans: quote the value)", err)
+		}
+		return nil, err
+	}
+	p = Policy{}
+	dec = json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		return nil, oneLineErr(err)

@@ -33,6 +33,6 @@ func (r Result) Text() string {
 			b.WriteString("\n")
 		}
 	}
-	fmt.Fprintf(&b, "\n%d actions judged, %d allowed, %d failed calls not judged\n", r.ActionsChecked, r.Allowed, r.FailedSkipped)
+	fmt.Fprintf(&b, "\n%d actions judged: %d allowed, %d denied; %d failed calls not judged\n", r.ActionsChecked, r.Allowed, r.Denied, r.FailedSkipped)
 	return b.String()
 }

@@ -61,10 +61,13 @@ func newTable[T any](rows []T) Table[T] {
 
 // FileRow is one path and what the run did to it.
 type FileRow struct {
-	Path   string
-	Ops    string // e.g. "read write create"
-	Events int
-	Failed int // actions on it that failed
+	Path string
+	Ops  string // what succeeded, e.g. "read write create"
+	// FailedOps are the operations attempted that failed, e.g. "read",
+	// so a name the run only tried to open does not look read.
+	FailedOps string
+	Events    int
+	Failed    int // actions on it that failed
 }
 
 // ExecRow is one program run.
@@ -77,10 +80,11 @@ type ExecRow struct {
 
 // EndpointRow is one socket address and what the run did with it.
 type EndpointRow struct {
-	Endpoint string
-	Ops      string
-	Events   int
-	Failed   int
+	Endpoint  string
+	Ops       string
+	FailedOps string
+	Events    int
+	Failed    int
 }
 
 // Process is one process (thread group) of the run.
@@ -147,8 +151,9 @@ type Lane struct {
 
 // Tick is one x-axis label.
 type Tick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string // SVG text-anchor: the last label ends at the axis end
 }
 
 // Build computes the page for one bundle.
@@ -257,6 +262,7 @@ func joinArgv(argv []event.Bytes, truncated bool) string {
 func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
 	type agg struct {
 		ops    map[evidence.Op]bool
+		failOp map[evidence.Op]bool
 		events int
 		failed int
 		last   uint64
@@ -281,10 +287,14 @@ func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
 			for _, o := range objs {
 				g, ok := m[o]
 				if !ok {
-					g = &agg{ops: map[evidence.Op]bool{}, last: ^uint64(0)}
+					g = &agg{ops: map[evidence.Op]bool{}, failOp: map[evidence.Op]bool{}, last: ^uint64(0)}
 					m[o] = g
 				}
-				g.ops[a.Op] = true
+				if a.Failed {
+					g.failOp[a.Op] = true
+				} else {
+					g.ops[a.Op] = true
+				}
 				if g.last != e.Seq {
 					g.events++
 					g.last = e.Seq
@@ -306,12 +316,12 @@ func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
 	}
 	var fr []FileRow
 	for k, g := range files {
-		fr = append(fr, FileRow{Path: k, Ops: opsText(g.ops), Events: g.events, Failed: g.failed})
+		fr = append(fr, FileRow{Path: k, Ops: opsText(g.ops), FailedOps: opsText(g.failOp), Events: g.events, Failed: g.failed})
 	}
 	slices.SortFunc(fr, func(a, b FileRow) int { return cmp.Compare(a.Path, b.Path) })
 	var er []EndpointRow
 	for k, g := range eps {
-		er = append(er, EndpointRow{Endpoint: k, Ops: opsText(g.ops), Events: g.events, Failed: g.failed})
+		er = append(er, EndpointRow{Endpoint: k, Ops: opsText(g.ops), FailedOps: opsText(g.failOp), Events: g.events, Failed: g.failed})
 	}
 	slices.SortFunc(er, func(a, b EndpointRow) int { return cmp.Compare(a.Endpoint, b.Endpoint) })
 	return newTable(fr), newTable(er)
@@ -460,7 +470,14 @@ func timeline(kernel []event.Kernel, procs []Process, calls []CallRow, t0, t1 ui
 	t.LanesOmitted = max(0, len(calls)-maxLanes) + max(0, len(procs)-maxLanes)
 	for i := 0; i <= 4; i++ {
 		ns := span * uint64(i) / 4
-		t.Ticks = append(t.Ticks, Tick{X: x(ns), Label: time.Duration(ns).Round(time.Microsecond).String()})
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		t.Ticks = append(t.Ticks, Tick{X: x(ns), Label: time.Duration(ns).Round(time.Microsecond).String(), Anchor: anchor})
 	}
 	t.Height = int(y + 24)
 	return t

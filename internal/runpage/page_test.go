@@ -2,6 +2,7 @@ package runpage
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -115,6 +116,9 @@ func TestPageInChromium(t *testing.T) {
 	dom, _ = testenv.RunChromium(t, "--virtual-time-budget=5000", "--dump-dom", "file://"+file+"#files=file-00003")
 	if got := domInt(t, dom, "data-visible-files"); got != 1 {
 		t.Errorf("filtered to file-00003: %d rows visible, want 1", got)
+	}
+	if want := fmt.Sprintf(`id="t-files-shown">1 of %d rows match "file-00003"`, p.Files.Total); !strings.Contains(dom, want) {
+		t.Errorf("the files table does not say how many rows match: want %s", want)
 	}
 	shot := filepath.Join(t.TempDir(), "run.png")
 	if keep := os.Getenv("VIGIL_RUNPAGE_SCREENSHOT"); keep != "" {

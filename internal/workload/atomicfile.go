@@ -20,7 +20,7 @@ type atomicFile struct {
 // destination directory is writable before any work starts.
 func createAtomic(path string) (*atomicFile, error) {
 	if err := atomicfile.CheckTarget(path); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
