@@ -206,7 +206,31 @@ func (d *decoder) decodeInto(ev *event.Kernel, b []byte) (fault bool, err error)
 	default:
 		cut = d.fileOp(ev, &r)
 	}
+	if what := outOfRange(ev); what != "" {
+		return false, fmt.Errorf("%s record has an impossible %s", kind, what)
+	}
 	return fault || cut, nil
+}
+
+// outOfRange names a value the kernel cannot have produced for this kind
+// (the BPF side only records such results), so a corrupt record is a
+// decode error, never an event the archive would then reject.
+func outOfRange(ev *event.Kernel) string {
+	switch {
+	case ev.ExecFailed != nil:
+		x := ev.ExecFailed
+		if x.Syscall != "execve" && x.Syscall != "execveat" {
+			return "syscall " + x.Syscall
+		}
+		if x.Ret > -1 || x.Ret < -4095 {
+			return "result"
+		}
+	case ev.FileOp != nil:
+		if r := ev.FileOp.Ret; r > 0 || r < -4095 {
+			return "result"
+		}
+	}
+	return ""
 }
 
 // path rebuilds the resolved path held in string i: the kernel writes the
