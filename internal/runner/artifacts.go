@@ -2,9 +2,14 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"vigil/internal/event"
 	"vigil/internal/evidence"
@@ -55,7 +60,7 @@ func (r *run) writeArchive(b *evidence.Bundle) error {
 		write = defaultArchiveWriter
 	}
 	dst := r.o.ArchivePath
-	r.archiveTmp = filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-"+r.o.RunID)
+	r.archiveTmp = archiveTempName(dst, os.Getpid(), r.o.RunID)
 	if err := write(r.archiveTmp, b); err != nil {
 		return fail("writing archive %s: %v", dst, err)
 	}
@@ -90,4 +95,45 @@ func writeJSONAtomic(path string, v any) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// archiveTempName is where the archive for dst is written before the
+// rename: hidden beside it, named with the writing vigil's pid so that a
+// later vigil can tell a leftover of a killed one from a write in
+// progress. archive.Write adds its own ".tmp-*" file beside this name.
+func archiveTempName(dst string, pid int, runID string) string {
+	return filepath.Join(filepath.Dir(dst), fmt.Sprintf(".%s.tmp-%d-%s", filepath.Base(dst), pid, runID))
+}
+
+// removeStaleTemps removes temporary archive files beside dst left by a
+// vigil that was killed while writing (its pid is gone); a file whose
+// writer may still run is kept. It returns the names removed.
+func removeStaleTemps(dst string) []string {
+	dir, base := filepath.Dir(dst), filepath.Base(dst)
+	re := regexp.MustCompile(`^\.{1,2}` + regexp.QuoteMeta(base) + `\.tmp-([0-9]+)-`)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range ents {
+		m := re.FindStringSubmatch(e.Name())
+		if m == nil || !e.Type().IsRegular() {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || pid == os.Getpid() || pidAlive(pid) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed
+}
+
+// pidAlive: a process with this pid exists (EPERM means it does).
+func pidAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
 }

@@ -147,6 +147,9 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		o.logf("removed %d stale session cgroup(s) %v, killing %d process(es)",
 			res.Stale.Sessions, res.Stale.Names, res.Stale.Killed)
 	}
+	if temps := removeStaleTemps(o.ArchivePath); len(temps) > 0 {
+		o.logf("removed %d temporary file(s) of killed vigil runs beside %s: %v", len(temps), o.ArchivePath, temps)
+	}
 	if r.session, err = cgroup.Create(parent, o.RunID); err != nil {
 		return nil, fail("%v", err)
 	}
