@@ -45,27 +45,10 @@ func TestNormalizerObject(t *testing.T) {
 	}
 }
 
-// bundleWith is the fixture run with extra events appended (seqs follow).
+// bundleWith is the fixture run with extra events appended.
 func bundleWith(t *testing.T, n, calls int, runID string, extra ...event.Kernel) *evidence.Bundle {
 	t.Helper()
-	b := evidencetest.Bundle(n, calls)
-	k := append([]event.Kernel(nil), b.Kernel...)
-	last := k[len(k)-1]
-	for i, e := range extra {
-		e.Seq, e.TimeNS = last.Seq+uint64(i)+1, last.TimeNS+uint64(i+1)*1000
-		e.PID, e.TID, e.Comm, e.CgroupID, e.Hook = 4242, 4242, "agent", 77, "tp_btf/sys_exit"
-		k = append(k, e)
-	}
-	run := b.Run
-	run.RunID = runID
-	in := evidencetest.CleanInput()
-	in.Emitted = evidence.CountKinds(k)
-	var sdk []event.SDK
-	for _, s := range b.SDK {
-		s.RunID = runID
-		sdk = append(sdk, s)
-	}
-	return evidence.Assemble(run, k, sdk, in)
+	return evidencetest.WithExtra(n, calls, runID, extra...)
 }
 
 func readOf(p string) event.Kernel {

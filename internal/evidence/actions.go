@@ -99,6 +99,14 @@ func (e Endpoint) String() string {
 
 const einprogress = -115
 
+// kindOp is the Op of the kinds that map to one Op by kind alone.
+var kindOp = map[event.Kind]Op{
+	event.KindUnlink: OpDelete, event.KindRmdir: OpDelete, event.KindMkdir: OpMkdir,
+	event.KindMknod: OpCreate, event.KindChmod: OpChmod, event.KindChown: OpChown,
+	event.KindTruncate: OpTruncate, event.KindConnect: OpConnect, event.KindSend: OpSend,
+	event.KindBind: OpBind, event.KindListen: OpListen,
+}
+
 // Actions appends to out what e says the run did. Events that are no
 // action on an object (fork, exit, cgroup moves, io_uring completions other
 // than opens) append nothing.
@@ -122,14 +130,8 @@ func Actions(e *event.Kernel, out []Action) []Action {
 		return append(out, Action{Op: OpExec, Path: namePath(e.ExecFailed.Name), Failed: true})
 	case e.FileOp != nil:
 		f := e.FileOp
-		a := Action{Path: objectPath(f), Failed: f.Ret < 0}
+		a := Action{Op: kindOp[e.Kind], Path: objectPath(f), Failed: f.Ret < 0}
 		switch e.Kind {
-		case event.KindUnlink, event.KindRmdir:
-			a.Op = OpDelete
-		case event.KindMkdir:
-			a.Op = OpMkdir
-		case event.KindMknod:
-			a.Op = OpCreate
 		case event.KindRename:
 			if f.NewName == nil {
 				return out
@@ -140,29 +142,18 @@ func Actions(e *event.Kernel, out []Action) []Action {
 				return out
 			}
 			a.Op, a.Path = OpLink, namePath(*f.NewName)
-		case event.KindChmod:
-			a.Op = OpChmod
-		case event.KindChown:
-			a.Op = OpChown
-		case event.KindTruncate:
-			a.Op = OpTruncate
-		default:
+		}
+		if a.Op == "" {
 			return out
 		}
 		return append(out, a)
 	case e.Net != nil:
 		n := e.Net
-		a := Action{Endpoint: Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}, Failed: n.Ret < 0}
-		switch e.Kind {
-		case event.KindConnect:
-			a.Op, a.Failed = OpConnect, n.Ret < 0 && n.Ret != einprogress
-		case event.KindSend:
-			a.Op = OpSend
-		case event.KindBind:
-			a.Op = OpBind
-		case event.KindListen:
-			a.Op = OpListen
-		default:
+		a := Action{Op: kindOp[e.Kind], Endpoint: Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}, Failed: n.Ret < 0}
+		if a.Op == OpConnect {
+			a.Failed = n.Ret < 0 && n.Ret != einprogress
+		}
+		if a.Op == "" {
 			return out
 		}
 		return append(out, a)

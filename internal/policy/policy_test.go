@@ -121,19 +121,9 @@ func fullyCovered(b *evidence.Bundle) *evidence.Bundle {
 	return b
 }
 
-// withExtra appends events to the fixture run (seqs follow, pid 4242).
+// withExtra is the fixture run with extra events, fully covered.
 func withExtra(n, calls int, extra ...event.Kernel) *evidence.Bundle {
-	b := evidencetest.Bundle(n, calls)
-	k := append([]event.Kernel(nil), b.Kernel...)
-	last := k[len(k)-1]
-	for i, e := range extra {
-		e.Seq, e.TimeNS = last.Seq+uint64(i)+1, last.TimeNS+uint64(i+1)*1000
-		e.PID, e.TID, e.Comm, e.CgroupID, e.Hook = 4242, 4242, "agent", 77, "tp_btf/sys_exit"
-		k = append(k, e)
-	}
-	in := evidencetest.CleanInput()
-	in.Emitted = evidence.CountKinds(k)
-	return fullyCovered(evidence.Assemble(b.Run, k, b.SDK, in))
+	return fullyCovered(evidencetest.WithExtra(n, calls, "", extra...))
 }
 
 func must(t *testing.T, doc string) *Policy {

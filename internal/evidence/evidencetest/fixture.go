@@ -145,3 +145,29 @@ func Bundle(n, calls int) *evidence.Bundle {
 	in.Emitted = evidence.CountKinds(k)
 	return evidence.Assemble(Run(), k, sdk, in)
 }
+
+// WithExtra is Bundle(n, calls) with extra events appended by pid 4242
+// after the last one (seqs and times follow, outside every tool call), and
+// the run id set to runID when it is not "".
+func WithExtra(n, calls int, runID string, extra ...event.Kernel) *evidence.Bundle {
+	b := Bundle(n, calls)
+	k := append([]event.Kernel(nil), b.Kernel...)
+	last := k[len(k)-1]
+	for i, e := range extra {
+		e.Seq, e.TimeNS = last.Seq+uint64(i)+1, last.TimeNS+uint64(i+1)*1000
+		e.PID, e.TID, e.Comm, e.CgroupID, e.Hook = 4242, 4242, "agent", 77, "tp_btf/sys_exit"
+		k = append(k, e)
+	}
+	run, sdk := b.Run, b.SDK
+	if runID != "" {
+		run.RunID = runID
+		sdk = nil
+		for _, s := range b.SDK {
+			s.RunID = runID
+			sdk = append(sdk, s)
+		}
+	}
+	in := CleanInput()
+	in.Emitted = evidence.CountKinds(k)
+	return evidence.Assemble(run, k, sdk, in)
+}
