@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"vigil/schema"
 )
 
 func TestCheckCommand(t *testing.T) {
@@ -26,13 +24,7 @@ func TestCheckCommand(t *testing.T) {
 	incomplete := write("incomplete.yaml", head+"default: deny\nrules:\n- {name: all, action: allow, paths: ['/**']}\n- {name: net, action: allow, endpoints: ['*:*']}\n")
 	broken := write("broken.yaml", head+"default: deny\nrules:\n- {name: x, action: allow, paths: ['relative/**']}\n")
 	reset := func() { checkFlags.policy, checkFlags.format = "", "text" }
-	cases := []struct {
-		args   []string
-		code   int
-		stdout string
-		stderr string
-		schema string
-	}{
+	runCLICases(t, reset, []cliCase{
 		{args: []string{"check", "--policy", pass, good}, code: 0, stdout: "PASS"},
 		{args: []string{"check", "--policy", fail, good}, code: 1, stdout: "read /home/agent/work/file-00000  (rule no-home"},
 		{args: []string{"check", "--policy", fail, "--format", "json", good}, code: 1, schema: "policy-check"},
@@ -43,25 +35,7 @@ func TestCheckCommand(t *testing.T) {
 		{args: []string{"check", "--policy", pass, "--format", "xml", good}, code: ExitRunnerFailure},
 		{args: []string{"check", "--policy", filepath.Join(dir, "none.yaml"), good}, code: ExitRunnerFailure},
 		{args: []string{"check", "--policy", broken, good}, code: ExitRunnerFailure},
-	}
-	for _, c := range cases {
-		reset()
-		out, errOut, err := runVigil(t, c.args...)
-		if got := exitCode(err); got != c.code {
-			t.Errorf("%v: exit %d, want %d (err %v, stderr %q)", c.args, got, c.code, err, errOut)
-		}
-		if c.stdout != "" && !strings.Contains(out, c.stdout) {
-			t.Errorf("%v: stdout lacks %q:\n%s", c.args, c.stdout, out)
-		}
-		if c.stderr != "" && !strings.Contains(errOut, c.stderr) {
-			t.Errorf("%v: stderr lacks %q: %q", c.args, c.stderr, errOut)
-		}
-		if c.schema != "" {
-			if err := schema.Validate(c.schema, []byte(out)); err != nil {
-				t.Errorf("%v: %v", c.args, err)
-			}
-		}
-	}
+	})
 	// A bad policy is one line naming the file and what is wrong.
 	reset()
 	_, _, err := runVigil(t, "check", "--policy", broken, good)

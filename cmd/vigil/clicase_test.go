@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"vigil/schema"
+)
+
+// cliCase is one command line and what it must produce.
+type cliCase struct {
+	args   []string
+	code   int
+	stdout string // a substring of stdout
+	stderr string // a substring of stderr
+	schema string // stdout must validate against this schema
+}
+
+// runCLICases runs each case after reset (cobra keeps flag values between
+// Execute calls) and checks exit code, output and schema.
+func runCLICases(t *testing.T, reset func(), cases []cliCase) {
+	t.Helper()
+	defer reset()
+	for _, c := range cases {
+		reset()
+		out, errOut, err := runVigil(t, c.args...)
+		if got := exitCode(err); got != c.code {
+			t.Errorf("%v: exit %d, want %d (err %v, stderr %q)", c.args, got, c.code, err, errOut)
+		}
+		if c.stdout != "" && !strings.Contains(out, c.stdout) {
+			t.Errorf("%v: stdout lacks %q:\n%s", c.args, c.stdout, out)
+		}
+		if c.stderr != "" && !strings.Contains(errOut, c.stderr) {
+			t.Errorf("%v: stderr lacks %q: %q", c.args, c.stderr, errOut)
+		}
+		if c.schema != "" {
+			if err := schema.Validate(c.schema, []byte(out)); err != nil {
+				t.Errorf("%v: %v", c.args, err)
+			}
+		}
+	}
+}
