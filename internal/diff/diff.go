@@ -328,17 +328,11 @@ func calls(b *evidence.Bundle) map[string]keyedCall {
 	for _, tc := range tcs {
 		ordinal[tc.ToolName]++
 		key := tc.ToolName + "#" + strconv.Itoa(ordinal[tc.ToolName])
-		var events []event.Kernel
-		for _, q := range tc.Kernel.Seqs() {
-			if i, ok := slices.BinarySearchFunc(b.Kernel, q, func(e event.Kernel, q uint64) int { return cmp.Compare(e.Seq, q) }); ok {
-				events = append(events, b.Kernel[i])
-			}
-		}
 		status := tc.Status
 		if !tc.Completed {
 			status = "not completed"
 		}
-		out[key] = keyedCall{key: key, status: status, surface: evidence.BuildSurface(events)}
+		out[key] = keyedCall{key: key, status: status, surface: evidence.BuildSurface(tc.Kernel.Events(b.Kernel))}
 	}
 	return out
 }

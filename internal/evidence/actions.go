@@ -85,6 +85,15 @@ func (a Action) Object() string {
 	return string(a.Path)
 }
 
+// Objects are what the action is judged on: its object, and for a
+// rename also the new name.
+func (a Action) Objects() []string {
+	if a.Op == OpRename {
+		return []string{string(a.Path), string(a.To)}
+	}
+	return []string{a.Object()}
+}
+
 // String renders an endpoint as family:addr:port ("unix:PATH" for unix
 // sockets, "inet6:[addr]:port" for IPv6).
 func (e Endpoint) String() string {

@@ -50,3 +50,18 @@ func TestActions(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestEventSetEvents(t *testing.T) {
+	var k []event.Kernel
+	for _, q := range []uint64{0, 1, 2, 4, 5, 7, 9} {
+		k = append(k, event.Kernel{Seq: q})
+	}
+	s := EventSet{Total: 5, SeqRanges: [][2]uint64{{1, 2}, {4, 6}, {9, 9}}}
+	var got []uint64
+	for _, e := range s.Events(k) {
+		got = append(got, e.Seq)
+	}
+	if want := []uint64{1, 2, 4, 5, 9}; len(got) != len(want) || got[0] != 1 || got[2] != 4 || got[4] != 9 {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}

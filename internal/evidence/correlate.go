@@ -57,6 +57,19 @@ func (s EventSet) Seqs() []uint64 {
 	return out
 }
 
+// Events returns the events of kernel (sorted by Seq) whose seq is in s,
+// in seq order.
+func (s EventSet) Events(kernel []event.Kernel) []event.Kernel {
+	out := make([]event.Kernel, 0, s.Total)
+	for _, r := range s.SeqRanges {
+		i := sort.Search(len(kernel), func(i int) bool { return kernel[i].Seq >= r[0] })
+		for ; i < len(kernel) && kernel[i].Seq <= r[1]; i++ {
+			out = append(out, kernel[i])
+		}
+	}
+	return out
+}
+
 // newEventSet builds an EventSet from the events at idx.
 func newEventSet(kernel []event.Kernel, idx []int) EventSet {
 	set := EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}

@@ -95,11 +95,7 @@ func Check(b *evidence.Bundle, p *Policy) Result {
 				r.FailedSkipped++
 				continue
 			}
-			objects := []string{a.Object()}
-			if a.Op == evidence.OpRename {
-				objects = append(objects, string(a.To))
-			}
-			for _, obj := range objects {
+			for _, obj := range a.Objects() {
 				r.ActionsChecked++
 				rule, decision := p.decide(a, obj, calls[e.Seq])
 				if decision == Allow {

@@ -280,11 +280,7 @@ func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
 			if a.Op.IsNetwork() {
 				m = eps
 			}
-			objs := []string{a.Object()}
-			if a.Op == evidence.OpRename {
-				objs = append(objs, string(a.To))
-			}
-			for _, o := range objs {
+			for _, o := range a.Objects() {
 				g, ok := m[o]
 				if !ok {
 					g = &agg{ops: map[evidence.Op]bool{}, failOp: map[evidence.Op]bool{}, last: ^uint64(0)}
@@ -385,16 +381,10 @@ func toolCalls(b *evidence.Bundle, t0 uint64) []CallRow {
 		}
 		c.ByKind = strings.Join(kinds, ", ")
 		var acts []evidence.Action
-		for _, q := range tc.Kernel.Seqs() {
-			if len(c.Events) == maxCallEvents {
-				c.Omitted++
-				continue
-			}
-			i, ok := slices.BinarySearchFunc(b.Kernel, q, func(e event.Kernel, q uint64) int { return cmp.Compare(e.Seq, q) })
-			if !ok {
-				continue
-			}
-			e := &b.Kernel[i]
+		events := tc.Kernel.Events(b.Kernel)
+		c.Omitted = max(0, len(events)-maxCallEvents)
+		for i := range events[:min(len(events), maxCallEvents)] {
+			e := &events[i]
 			row := EventRow{Seq: e.Seq, Kind: string(e.Kind), PID: e.PID, Comm: string(e.Comm)}
 			acts = evidence.Actions(e, acts[:0])
 			if len(acts) > 0 {
