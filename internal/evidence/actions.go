@@ -123,12 +123,10 @@ func Actions(e *event.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
 		o := e.Open
-		failed := o.Ret < 0 || o.File == nil
-		p := namePath(o.Name)
-		if !failed {
-			p = o.File.Path
+		if o.Ret < 0 || o.File == nil {
+			return appendOpen(out, namePath(o.Name), true, o.Access, o.Create, o.Truncate, o.Append)
 		}
-		return appendOpen(out, p, failed, o.Access, o.Create, o.Truncate, o.Append)
+		return appendOpen(out, o.File.Path, false, o.Access, o.Create, o.Truncate, o.Append)
 	case e.IOUring != nil:
 		if u := e.IOUring; u.File != nil && u.Res >= 0 {
 			return appendOpen(out, u.File.Path, false, u.Access, false, false, false)
