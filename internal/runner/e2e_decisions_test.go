@@ -113,12 +113,16 @@ func TestE2EPolicyAndRunPage(t *testing.T) {
 	}
 	var passwd, conn bool
 	for _, v := range res.Violations {
-		e := bySeq[v.Events[0].Seq]
-		switch {
-		case v.Op == "read" && v.Object == "/etc/passwd":
-			passwd = v.Rule == policy.DefaultRule && e.Open != nil && string(e.Open.File.Path) == "/etc/passwd" && v.Events[0].Comm == "cat"
-		case v.Op == "connect" && v.Object == fmt.Sprintf("inet:127.0.0.1:%d", port):
-			conn = e.Net != nil && int(e.Net.Port) == port && v.Events[0].Comm == "bash"
+		// bash itself may read /etc/passwd too (a shell without HOME
+		// looks its user up), so look for cat's read among the events.
+		for _, ev := range v.Events {
+			e := bySeq[ev.Seq]
+			switch {
+			case v.Op == "read" && v.Object == "/etc/passwd":
+				passwd = passwd || v.Rule == policy.DefaultRule && e.Open != nil && string(e.Open.File.Path) == "/etc/passwd" && ev.Comm == "cat"
+			case v.Op == "connect" && v.Object == fmt.Sprintf("inet:127.0.0.1:%d", port):
+				conn = conn || e.Net != nil && int(e.Net.Port) == port && ev.Comm == "bash"
+			}
 		}
 		// Everything else denied is bash's and cat's own doing (their
 		// exec, locale files, /dev/null); the agent stays inside.
