@@ -30,7 +30,12 @@ correlation; capability surface and correlation report
 equal to what the layers derive).
 
 Limits: one entry at most 1 GiB uncompressed (manifest.json 1 MiB), the
-whole archive at most 2 GiB uncompressed.
+whole archive at most 2 GiB uncompressed, one NDJSON line at most 1 MiB.
+Nothing is inflated on trust: manifest.json is checked first, an entry
+whose tar header disagrees with the size manifest.json declares is refused
+before its data is read, and NDJSON lines are validated as they arrive, so
+a crafted archive (a decompression bomb, a flood of tiny lines) fails at
+its first bad piece, not after inflating all of it.
 
 Prints "ok: RUN_ID ARCHIVE ..." per good archive on stdout. For a bad one it
 prints one line "vigil: ARCHIVE: ENTRY: what is wrong" on stderr.

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"vigil/internal/event"
 	"vigil/internal/evidence"
@@ -20,10 +19,9 @@ import (
 // requiredEntries must be present in every archive.
 var requiredEntries = []string{evidence.EntryRun, evidence.EntryKernel, evidence.EntrySurface, evidence.EntryHealth}
 
-// decodeFiles checks the manifest against the entries, validates and
-// decodes each entry, and checks cross-file consistency.
-func decodeFiles(files []file) (*evidence.Bundle, error) {
-	mf := files[0]
+// parseManifest checks the manifest entry and, before anything else is
+// inflated, that the sizes it declares are within the limits.
+func parseManifest(mf file) (*Manifest, error) {
 	if err := validate(mf); err != nil {
 		return nil, err
 	}
@@ -34,10 +32,7 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 	if err := canonical(mf)(marshalDoc(&m)); err != nil {
 		return nil, err
 	}
-	content := map[string][]byte{}
-	for _, f := range files[1:] {
-		content[f.path] = f.data
-	}
+	total := int64(len(mf.data))
 	listed := map[string]bool{}
 	for i, e := range m.Entries {
 		if listed[e.Path] {
@@ -47,15 +42,40 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 			return nil, entryErr(mf.path, "entries not sorted (%s after %s)", e.Path, m.Entries[i-1].Path)
 		}
 		listed[e.Path] = true
-		data, ok := content[e.Path]
+		if e.Bytes > limits.entry {
+			return nil, entryErr(mf.path, "declares %s at %d bytes, over the limit of %d", e.Path, e.Bytes, limits.entry)
+		}
+		if total += e.Bytes; total > limits.total {
+			return nil, entryErr(mf.path, "declares more than the limit of %d bytes in all", limits.total)
+		}
+	}
+	return &m, nil
+}
+
+// decodeFiles checks the manifest m (read from files[0] by parseManifest)
+// against the entries, validates and decodes each entry, and checks
+// cross-file consistency.
+func decodeFiles(m *Manifest, files []file) (*evidence.Bundle, error) {
+	mf := files[0]
+	content := map[string]file{}
+	for _, f := range files[1:] {
+		content[f.path] = f
+	}
+	listed := map[string]bool{}
+	for _, e := range m.Entries {
+		listed[e.Path] = true
+		f, ok := content[e.Path]
 		if !ok {
 			return nil, entryErr(e.Path, "listed in %s but missing from the archive", mf.path)
 		}
-		if int64(len(data)) != e.Bytes {
-			return nil, entryErr(e.Path, "%d bytes but %s says %d", len(data), mf.path, e.Bytes)
+		if int64(len(f.data)) != e.Bytes {
+			return nil, entryErr(e.Path, "%d bytes but %s says %d", len(f.data), mf.path, e.Bytes)
 		}
-		sum := sha256.Sum256(data)
-		if got := hex.EncodeToString(sum[:]); got != e.SHA256 {
+		if f.sum == nil {
+			sum := sha256.Sum256(f.data)
+			f.sum = &sum
+		}
+		if got := hex.EncodeToString(f.sum[:]); got != e.SHA256 {
 			return nil, entryErr(e.Path, "content sha256 %s does not match %s's %s", got, mf.path, e.SHA256)
 		}
 	}
@@ -74,13 +94,13 @@ func decodeFiles(files []file) (*evidence.Bundle, error) {
 	// needed.
 	var kernel []event.Kernel
 	for _, f := range files[1:] {
-		var err error
 		if f.path == evidence.EntryKernel {
-			kernel, err = validateKernel(f)
-		} else {
-			err = validate(f)
+			kernel = f.kernel
 		}
-		if err != nil {
+		if f.checked {
+			continue
+		}
+		if err := validate(f); err != nil {
 			return nil, err
 		}
 	}
@@ -134,34 +154,6 @@ func validate(f file) error {
 		return entryErr(f.path, "schema %s: %v", name, err)
 	}
 	return nil
-}
-
-// validateKernel is validate for the kernel layer: a line that
-// provenKernelLine accepts is valid and decoded; every other line goes to
-// the schema validator. The error is the one validate gives. The events
-// are returned when every line was proven and the entry ends in a newline,
-// which makes the entry exactly marshalKernel of them: decoding it again
-// (decodeLines) would give the same events and pass the canonical check.
-func validateKernel(f file) ([]event.Kernel, error) {
-	name := evidence.EntrySchemas[f.path]
-	lines := splitLines(f.data)
-	events := make([]event.Kernel, len(lines))
-	var proven atomic.Int64
-	prove := func(i int, line []byte, buf []byte) ([]byte, bool) {
-		e, buf, ok := provenKernelLine(line, buf)
-		if ok {
-			events[i] = e
-			proven.Add(1)
-		}
-		return buf, ok
-	}
-	if err := validateLinesOf(name, lines, prove); err != nil {
-		return nil, entryErr(f.path, "schema %s: %v", name, err)
-	}
-	if int(proven.Load()) != len(lines) || len(lines) == 0 || f.data[len(f.data)-1] != '\n' {
-		return nil, nil
-	}
-	return events, nil
 }
 
 // validateLines is schema.ValidateNDJSON spread over the CPUs: schema

@@ -17,6 +17,10 @@
 // regular file with an expected, clean path, appears once, is within the
 // size limits, hashes to its manifest entry, validates against its schema,
 // is in canonical encoding, and agrees with the others (evidence.Check).
+// It streams: manifest.json is checked before anything else is inflated,
+// and every later entry is compared with it before its data is read and
+// validated piece by piece as it arrives (see readTarGz), so a crafted
+// archive costs what its first bad piece costs.
 package archive
 
 // Limits applied when reading. An archive beyond them is rejected, not

@@ -85,10 +85,15 @@ func Write(path string, b *evidence.Bundle) (err error) {
 	return nil
 }
 
-// file is one archive entry.
+// file is one archive entry. What reading has already established rides
+// along, so decoding does not do it twice.
 type file struct {
 	path string
 	data []byte
+
+	sum     *[sha256.Size]byte // sha256 of data, when known
+	checked bool               // every line already schema-valid (NDJSON)
+	kernel  []event.Kernel     // the kernel layer's events, when every line was proven
 }
 
 // marshalEntries encodes every entry of b, manifest first, the rest sorted.
@@ -131,7 +136,7 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		if int64(len(data)) > limits.entry {
 			return nil, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", d.path, len(data), limits.entry)
 		}
-		files = append(files, file{d.path, data})
+		files = append(files, file{path: d.path, data: data})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
@@ -164,13 +169,13 @@ func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 	// Each entry costs its data rounded up to 512-byte blocks plus a
 	// 512-byte header; the tar ends with two zero blocks.
 	tarBytes := int64(1024)
-	for _, f := range append(files, file{evidence.EntryManifest, md}) {
+	for _, f := range append(files, file{path: evidence.EntryManifest, data: md}) {
 		tarBytes += 512 + (int64(len(f.data))+511)/512*512
 	}
 	if tarBytes > limits.total {
 		return file{}, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
 	}
-	return file{evidence.EntryManifest, md}, nil
+	return file{path: evidence.EntryManifest, data: md}, nil
 }
 
 // marshalDoc is the canonical encoding of a JSON document entry.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ func ReadSized(path string) (*evidence.Bundle, int64, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	files, err := readTarGz(f)
+	m, files, err := readTarGz(f)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -38,7 +39,7 @@ func ReadSized(path string) (*evidence.Bundle, int64, error) {
 	for _, e := range files {
 		size += int64(len(e.data))
 	}
-	b, err := decodeFiles(files)
+	b, err := decodeFiles(m, files)
 	return b, size, err
 }
 
@@ -51,11 +52,11 @@ func Verify(path string) error {
 
 // Decode verifies and decodes an archive read from r (see Read).
 func Decode(r io.Reader) (*evidence.Bundle, error) {
-	files, err := readTarGz(r)
+	m, files, err := readTarGz(r)
 	if err != nil {
 		return nil, err
 	}
-	return decodeFiles(files)
+	return decodeFiles(m, files)
 }
 
 func archiveErr(format string, args ...any) error {
@@ -69,16 +70,33 @@ func entryErr(entry, format string, args ...any) error {
 // readTarGz reads every entry, enforcing structure: one gzip member with a
 // valid checksum and nothing after it, regular files only, clean expected
 // paths, manifest first and the rest in order, no duplicates, size limits.
-func readTarGz(r io.Reader) ([]file, error) {
+//
+// Nothing is inflated on trust. The manifest comes first and is checked
+// before anything else is read; every later entry must be listed in it
+// with the size its tar header gives, or it is refused before its data is
+// read; the data is read a piece at a time, hashed, and (NDJSON) validated
+// line by line as it arrives. So a crafted archive (a bomb, a lying size,
+// a flood of tiny lines) fails within its first bad piece instead of after
+// inflating all of it.
+func readTarGz(r io.Reader) (*Manifest, []file, error) { return readTarGzCounted(r, nil) }
+
+// readTarGzCounted is readTarGz that stores in inflated how many bytes of
+// the tar stream were inflated, also on failure.
+func readTarGzCounted(r io.Reader, inflated *int64) (*Manifest, []file, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	gz, err := gzip.NewReader(br)
 	if err != nil {
-		return nil, archiveErr("not a gzip stream: %v", err)
+		return nil, nil, archiveErr("not a gzip stream: %v", err)
 	}
 	gz.Multistream(false)
 	lr := &countingReader{r: gz, limit: limits.total}
+	if inflated != nil {
+		defer func() { *inflated = lr.n }()
+	}
 	tr := tar.NewReader(lr)
 	var files []file
+	var manifest *Manifest
+	var declared map[string]ManifestEntry
 	seen := map[string]bool{}
 	last := ""
 	for {
@@ -88,38 +106,58 @@ func readTarGz(r io.Reader) ([]file, error) {
 		}
 		if err != nil {
 			if lr.over {
-				return nil, archiveErr("uncompressed size exceeds %d bytes", limits.total)
+				return nil, nil, archiveErr("uncompressed size exceeds %d bytes", limits.total)
 			}
-			return nil, archiveErr("corrupt or truncated after %s: %v", entryName(last), err)
+			return nil, nil, archiveErr("corrupt or truncated after %s: %v", entryName(last), err)
 		}
 		name := h.Name
 		if err := checkHeader(h, len(files), seen, last); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if declared != nil {
+			e, ok := declared[name]
+			if !ok {
+				return nil, nil, entryErr(name, "not listed in %s", evidence.EntryManifest)
+			}
+			if h.Size != e.Bytes {
+				return nil, nil, entryErr(name, "tar header says %d bytes but %s says %d", h.Size, evidence.EntryManifest, e.Bytes)
+			}
 		}
 		seen[name] = true
-		data := make([]byte, h.Size)
-		if _, err := io.ReadFull(tr, data); err != nil {
+		f, err := readEntry(tr, name, h.Size)
+		if err != nil {
 			if lr.over {
-				return nil, archiveErr("uncompressed size exceeds %d bytes", limits.total)
+				return nil, nil, archiveErr("uncompressed size exceeds %d bytes", limits.total)
 			}
-			return nil, entryErr(name, "truncated: %v", err)
+			return nil, nil, err
 		}
-		files = append(files, file{name, data})
+		if declared == nil {
+			if manifest, err = parseManifest(f); err != nil {
+				return nil, nil, err
+			}
+			declared = map[string]ManifestEntry{}
+			for _, e := range manifest.Entries {
+				declared[e.Path] = e
+			}
+		} else if got := hex.EncodeToString(f.sum[:]); got != declared[name].SHA256 {
+			return nil, nil, entryErr(name, "content sha256 %s does not match %s's %s", got, evidence.EntryManifest, declared[name].SHA256)
+		}
+		files = append(files, f)
 		last = name
 	}
 	// The tar end marker is not the end of the stream: read on to the gzip
 	// trailer so its checksum and length are verified, and require that
 	// nothing but tar padding precedes it and nothing follows it.
 	if err := drainZeros(lr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, archiveErr("trailing data after the gzip stream")
+		return nil, nil, archiveErr("trailing data after the gzip stream")
 	}
 	if len(files) == 0 {
-		return nil, entryErr(evidence.EntryManifest, "missing (the archive has no entries)")
+		return nil, nil, entryErr(evidence.EntryManifest, "missing (the archive has no entries)")
 	}
-	return files, nil
+	return manifest, files, nil
 }
 
 func entryName(last string) string {

@@ -126,8 +126,10 @@ func TestVerifyOversized(t *testing.T) {
 	entries := untar(t, data)
 	kernel := entries[entryIndex(t, entries, evidence.EntryKernel)]
 
+	// The manifest's declared sizes are checked before any other entry is
+	// read; a tar header beyond the limit is refused before its data.
 	limits.entry = int64(len(kernel.data)) - 1
-	mustFail(t, data, evidence.EntryKernel, "exceeds the limit")
+	mustFail(t, data, evidence.EntryManifest, "declares layers/kernel.ndjson at", "over the limit")
 	limits = saved
 
 	limits.manifest = int64(len(entries[0].data)) - 1
@@ -135,7 +137,7 @@ func TestVerifyOversized(t *testing.T) {
 	limits = saved
 
 	limits.total = int64(len(kernel.data))
-	mustFail(t, data, "", "uncompressed size exceeds")
+	mustFail(t, data, evidence.EntryManifest, "declares more than the limit")
 	limits = saved
 
 	// A header claiming more than the limit is refused before its data is
