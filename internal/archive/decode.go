@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"vigil/internal/attest"
 	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/schema"
@@ -55,7 +56,7 @@ func parseManifest(mf file) (*Manifest, error) {
 // decodeFiles checks the manifest m (read from files[0] by parseManifest)
 // against the entries, validates and decodes each entry, and checks
 // cross-file consistency.
-func decodeFiles(m *Manifest, files []file) (*evidence.Bundle, error) {
+func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	mf := files[0]
 	content := map[string]file{}
 	for _, f := range files[1:] {
@@ -79,7 +80,18 @@ func decodeFiles(m *Manifest, files []file) (*evidence.Bundle, error) {
 			return nil, entryErr(e.Path, "content sha256 %s does not match %s's %s", got, mf.path, e.SHA256)
 		}
 	}
+	var sig *attest.Signed
 	for _, f := range files[1:] {
+		if f.path == evidence.EntrySignature {
+			if err := validate(f); err != nil {
+				return nil, err
+			}
+			var err error
+			if sig, err = checkSignature(f, mf, m); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !listed[f.path] {
 			return nil, entryErr(f.path, "not listed in %s", mf.path)
 		}
@@ -97,7 +109,7 @@ func decodeFiles(m *Manifest, files []file) (*evidence.Bundle, error) {
 		if f.path == evidence.EntryKernel {
 			kernel = f.kernel
 		}
-		if f.checked {
+		if f.checked || f.path == evidence.EntrySignature {
 			continue
 		}
 		if err := validate(f); err != nil {
@@ -139,7 +151,7 @@ func decodeFiles(m *Manifest, files []file) (*evidence.Bundle, error) {
 	if err := evidence.Check(b); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return &Archive{Bundle: b, Signature: sig}, nil
 }
 
 func validate(f file) error {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"vigil/internal/attest"
 	"vigil/internal/event"
 	"vigil/internal/evidence"
 )
@@ -26,10 +27,15 @@ import (
 // schema validity of the values (an unknown event kind, say) is checked by
 // Verify only. The check runs alongside the encoding, which is buffered
 // until the check has passed.
-func Encode(w io.Writer, b *evidence.Bundle) error {
+func Encode(w io.Writer, b *evidence.Bundle) error { return EncodeSigned(w, b, nil) }
+
+// EncodeSigned is Encode that, with a key, adds the signature entry:
+// a DSSE envelope over an in-toto statement naming manifest.json and
+// every entry it lists (package attest). A nil key encodes unsigned.
+func EncodeSigned(w io.Writer, b *evidence.Bundle, key *attest.Key) error {
 	checked := make(chan error, 1)
 	go func() { checked <- evidence.Check(b) }()
-	out, err := encodeArchive(b)
+	out, err := encodeArchive(b, key)
 	if cerr := <-checked; cerr != nil {
 		return fmt.Errorf("inconsistent bundle: %w", cerr)
 	}
@@ -45,7 +51,10 @@ func Encode(w io.Writer, b *evidence.Bundle) error {
 // On any error before the rename the temporary file is removed and path is
 // left as it was; an error syncing the directory comes after the complete
 // archive is in place.
-func Write(path string, b *evidence.Bundle) (err error) {
+func Write(path string, b *evidence.Bundle) error { return WriteSigned(path, b, nil) }
+
+// WriteSigned is Write with EncodeSigned.
+func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -57,7 +66,7 @@ func Write(path string, b *evidence.Bundle) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = Encode(tmp, b); err != nil {
+	if err = EncodeSigned(tmp, b, key); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(0o644); err != nil {

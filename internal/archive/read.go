@@ -12,35 +12,74 @@ import (
 	"path"
 	"strings"
 
+	"vigil/internal/attest"
 	"vigil/internal/evidence"
 )
 
-// Read opens, fully verifies and decodes the archive at path. Every error
-// is an *evidence.EntryError naming the entry at fault (or none, for a
-// defect of the compression or tar structure).
-func Read(path string) (*evidence.Bundle, error) {
-	b, _, err := ReadSized(path)
-	return b, err
+// Archive is a verified, decoded archive.
+type Archive struct {
+	Bundle *evidence.Bundle
+	// Size is the extracted size: the sum of the entries' bytes,
+	// manifest included.
+	Size int64
+	// Signature is the parsed signature entry, nil for an unsigned
+	// archive. Open has checked that it names exactly this archive's
+	// entries; VerifySignature checks who signed it.
+	Signature *attest.Signed
 }
 
-// ReadSized is Read that also reports the archive's extracted size: the
-// sum of its entries' bytes, manifest included.
-func ReadSized(path string) (*evidence.Bundle, int64, error) {
+// VerifySignature requires that the archive is signed and that key made
+// the signature. The error is an *evidence.EntryError.
+func (a *Archive) VerifySignature(key *attest.Key) error {
+	if a.Signature == nil {
+		return entryErr(evidence.EntrySignature, "missing: the archive is not signed")
+	}
+	if err := a.Signature.VerifiedBy(key); err != nil {
+		return entryErr(evidence.EntrySignature, "%v", err)
+	}
+	return nil
+}
+
+// Open opens, fully verifies and decodes the archive at path. Every error
+// is an *evidence.EntryError naming the entry at fault (or none, for a
+// defect of the compression or tar structure), or an error opening the
+// file.
+func Open(path string) (*Archive, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer f.Close()
 	m, files, err := readTarGz(f)
 	if err != nil {
+		return nil, err
+	}
+	a, err := decodeFiles(m, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range files {
+		a.Size += int64(len(e.data))
+	}
+	return a, nil
+}
+
+// Read is Open's bundle.
+func Read(path string) (*evidence.Bundle, error) {
+	a, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return a.Bundle, nil
+}
+
+// ReadSized is Open's bundle and size.
+func ReadSized(path string) (*evidence.Bundle, int64, error) {
+	a, err := Open(path)
+	if err != nil {
 		return nil, 0, err
 	}
-	var size int64
-	for _, e := range files {
-		size += int64(len(e.data))
-	}
-	b, err := decodeFiles(m, files)
-	return b, size, err
+	return a.Bundle, a.Size, nil
 }
 
 // Verify checks the archive at path; nil means it passed every check Read
@@ -56,7 +95,11 @@ func Decode(r io.Reader) (*evidence.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeFiles(m, files)
+	a, err := decodeFiles(m, files)
+	if err != nil {
+		return nil, err
+	}
+	return a.Bundle, nil
 }
 
 func archiveErr(format string, args ...any) error {
@@ -114,7 +157,7 @@ func readTarGzCounted(r io.Reader, inflated *int64) (*Manifest, []file, error) {
 		if err := checkHeader(h, len(files), seen, last); err != nil {
 			return nil, nil, err
 		}
-		if declared != nil {
+		if declared != nil && name != evidence.EntrySignature {
 			e, ok := declared[name]
 			if !ok {
 				return nil, nil, entryErr(name, "not listed in %s", evidence.EntryManifest)
@@ -139,6 +182,8 @@ func readTarGzCounted(r io.Reader, inflated *int64) (*Manifest, []file, error) {
 			for _, e := range manifest.Entries {
 				declared[e.Path] = e
 			}
+		} else if name == evidence.EntrySignature {
+			// Not listed: it signs the manifest (checkSignature).
 		} else if got := hex.EncodeToString(f.sum[:]); got != declared[name].SHA256 {
 			return nil, nil, entryErr(name, "content sha256 %s does not match %s's %s", got, evidence.EntryManifest, declared[name].SHA256)
 		}

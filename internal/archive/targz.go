@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime"
+	"slices"
 	"sync"
 
+	"vigil/internal/attest"
 	"vigil/internal/evidence"
 )
 
@@ -106,9 +108,9 @@ func (d *deflater) segment(seg [][]byte, final bool) ([]byte, error) {
 	return bytes.Clone(d.out.Bytes()), err
 }
 
-// deflateAll compresses segs in parallel, the last one final. wait
-// returns the results in order.
-func deflateAll(segs [][][]byte) (wait func() ([][]byte, error)) {
+// deflateAll compresses segs in parallel, the last one final unless more
+// follows. wait returns the results in order.
+func deflateAll(segs [][][]byte, more bool) (wait func() ([][]byte, error)) {
 	out := make([][]byte, len(segs))
 	errs := make([]error, len(segs))
 	workers := min(runtime.GOMAXPROCS(0), len(segs))
@@ -128,7 +130,7 @@ func deflateAll(segs [][][]byte) (wait func() ([][]byte, error)) {
 				if i >= len(segs) {
 					return
 				}
-				out[i], errs[i] = d.segment(segs[i], i == len(segs)-1)
+				out[i], errs[i] = d.segment(segs[i], !more && i == len(segs)-1)
 			}
 		}()
 	}
@@ -159,8 +161,10 @@ func gzipHeader() []byte {
 // encodeArchive is the archive of b: the body entries are marshalled and
 // their segments start compressing while the hashes for the manifest are
 // computed; then the manifest's segment is compressed and everything is
-// joined under one gzip header and trailer.
-func encodeArchive(b *evidence.Bundle) ([]byte, error) {
+// joined under one gzip header and trailer. With a key, the signature
+// entry (which needs the manifest's hash) is a last segment of its own
+// after the body, so an unsigned archive's bytes do not depend on it.
+func encodeArchive(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
 	body, err := marshalBody(b)
 	if err != nil {
 		return nil, err
@@ -169,8 +173,11 @@ func encodeArchive(b *evidence.Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bodyPieces = append(bodyPieces, zeros) // two zero blocks end the tar
-	wait := deflateAll(cut(bodyPieces, SegmentBytes))
+	var tailPieces [][]byte
+	if key == nil {
+		bodyPieces = append(bodyPieces, zeros) // two zero blocks end the tar
+	}
+	wait := deflateAll(cut(bodyPieces, SegmentBytes), key != nil)
 	mf, err := manifestFor(b, body)
 	if err != nil {
 		wait()
@@ -187,8 +194,25 @@ func encodeArchive(b *evidence.Bundle) ([]byte, error) {
 		wait()
 		return nil, err
 	}
+	var tail []byte
+	if key != nil {
+		sig, err := signatureFor(b, mf, key)
+		if err != nil {
+			wait()
+			return nil, err
+		}
+		if tailPieces, err = tarPieces([]file{sig}); err != nil {
+			wait()
+			return nil, err
+		}
+		tailPieces = append(tailPieces, zeros)
+		if tail, err = d.segment(tailPieces, true); err != nil {
+			wait()
+			return nil, err
+		}
+	}
 	crc, size := uint32(0), 0
-	for _, p := range append(headPieces, bodyPieces...) {
+	for _, p := range slices.Concat(headPieces, bodyPieces, tailPieces) {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
 		size += len(p)
 	}
@@ -196,7 +220,7 @@ func encodeArchive(b *evidence.Bundle) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 10 + len(head) + 8
+	n := 10 + len(head) + len(tail) + 8
 	for _, s := range segs {
 		n += len(s)
 	}
@@ -206,6 +230,7 @@ func encodeArchive(b *evidence.Bundle) ([]byte, error) {
 	for _, s := range segs {
 		out = append(out, s...)
 	}
+	out = append(out, tail...)
 	out = binary.LittleEndian.AppendUint32(out, crc)
 	return binary.LittleEndian.AppendUint32(out, uint32(size)), nil
 }

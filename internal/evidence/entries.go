@@ -12,6 +12,9 @@ const (
 	EntrySurface     = "capability-surface.json"
 	EntryCorrelation = "correlation-report.json"
 	EntryHealth      = "observation-health.json"
+	// EntrySignature, when present, is the last entry and the only one
+	// manifest.json does not list: it signs manifest.json.
+	EntrySignature = "signature.dsse.json"
 )
 
 // EntrySchemas maps every entry an archive may hold to the name of the
@@ -25,6 +28,7 @@ var EntrySchemas = map[string]string{
 	EntrySurface:     "capability-surface",
 	EntryCorrelation: "correlation-report",
 	EntryHealth:      "observation-health",
+	EntrySignature:   "signature",
 }
 
 // EntryError is a defect in one archive entry. Entry is empty for defects
