@@ -10,12 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"vigil/internal/attest"
 	"vigil/internal/runner"
 )
 
 func init() {
 	var o runner.Options
 	var quiet bool
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
 		Short: "Run a command under kernel observation and write an evidence archive (root)",
@@ -37,6 +39,10 @@ died are removed at the start of the next run, their processes killed.
 spawn, child_runtime, drain, archive_write, teardown, in ms); run.json holds
 those that end before the archive is written.
 
+--sign-key signs the archive with an ed25519 key (vigil keygen makes one): a
+DSSE envelope over an in-toto statement naming manifest.json and every entry
+by sha256, checked by vigil verify --pubkey.
+
 CMD sees VIGIL_RUN_ID and VIGIL_SDK_EVENT_LOG (the file where it may report
 its own tool calls as SDK events).
 
@@ -49,7 +55,8 @@ Exit codes:
 		Example: `  vigil record --archive run.tar.gz -- make test
   vigil record --archive run.tar.gz --phase-log phases.json -- ./agent --seed 1
   vigil record --archive run.tar.gz --grace 200ms -- sh -c 'daemon &'
-  vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py`,
+  vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py
+  vigil record --archive run.tar.gz --sign-key ci.key -- ./agent`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// vigil's notices and errors go to stderr; a reader that went
@@ -60,6 +67,13 @@ Exit codes:
 			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			o.Argv = args
 			o.VigilVersion = version
+			if signKey != "" {
+				k, err := attest.LoadKey(signKey)
+				if err != nil {
+					return fmt.Errorf("--sign-key %v", err)
+				}
+				o.SignKey = k
+			}
 			if !quiet {
 				o.Log = os.Stderr
 			}
@@ -89,6 +103,7 @@ Exit codes:
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")
 	f.BoolVar(&o.AllowAbsentKernel, "allow-absent-kernel", false, "record even when kernel capture is unavailable (archive says kernel_layer absent, and why)")
 	f.StringVar(&o.RunID, "run-id", "", "run id (1-64 of [A-Za-z0-9_.]; default: 16 random hex characters)")
+	f.StringVar(&signKey, "sign-key", "", "sign the archive with the ed25519 private key in `FILE` (PEM; see vigil keygen)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
 	rootCmd.AddCommand(cmd)
 }

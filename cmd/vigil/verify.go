@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"vigil/internal/archive"
+	"vigil/internal/attest"
 	"vigil/internal/evidence"
 )
 
@@ -37,19 +39,38 @@ before its data is read, and NDJSON lines are validated as they arrive, so
 a crafted archive (a decompression bomb, a flood of tiny lines) fails at
 its first bad piece, not after inflating all of it.
 
-Prints "ok: RUN_ID ARCHIVE ..." per good archive on stdout. For a bad one it
+Signatures: a signed archive (vigil record --sign-key) carries
+signature.dsse.json, a DSSE envelope over an in-toto statement that names
+manifest.json and every entry by sha256. verify always checks that the
+statement names exactly the archive's entries (so an archive edited and
+re-hashed after signing fails). With --pubkey it also requires that the
+archive is signed and that the key made the signature; without it the
+signature is reported as unchecked.
+
+Prints "ok: RUN_ID ARCHIVE ... signature=S" per good archive on stdout,
+S being unsigned, unchecked:KEYID or verified:KEYID. For a bad one it
 prints one line "vigil: ARCHIVE: ENTRY: what is wrong" on stderr.
 
 Exit codes: 0 all archives verified; 1 an archive failed verification;
 125 an archive could not be read at all (missing, unreadable).`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		var key *attest.Key
+		if verifyPubkey != "" {
+			var err error
+			if key, err = attest.LoadKey(verifyPubkey); err != nil {
+				return fmt.Errorf("--pubkey %v", err)
+			}
+		}
 		failed := false
 		for _, path := range args {
 			if err := checkArchiveFile(path); err != nil {
 				return err
 			}
-			b, err := archive.Read(path)
+			a, err := archive.Open(path)
+			if err == nil && key != nil {
+				err = a.VerifySignature(key)
+			}
 			if err != nil {
 				if !isVerifyFailure(err) {
 					return err
@@ -58,19 +79,34 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 				failed = true
 				continue
 			}
+			b := a.Bundle
 			h := b.Health
 			var misses uint64
 			for _, n := range h.ProgramMisses {
 				misses += n
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d\n",
-				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, len(b.Kernel), h.RingbufDrops.Total, h.ReadFaults, misses)
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d signature=%s\n",
+				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, len(b.Kernel), h.RingbufDrops.Total, h.ReadFaults, misses, signatureStatus(a, key))
 		}
 		if failed {
 			return exitError{ExitVerifyFailed}
 		}
 		return nil
 	},
+}
+
+// signatureStatus is how verify reports a good archive's signature:
+// "verified:KEYID" when checked against --pubkey, "unchecked:KEYID" for
+// a well-formed signature no key was given for, "unsigned" for none.
+func signatureStatus(a *archive.Archive, key *attest.Key) string {
+	switch {
+	case a.Signature == nil:
+		return "unsigned"
+	case key != nil:
+		return "verified:" + key.ID()
+	default:
+		return "unchecked:" + strings.Join(a.Signature.KeyIDs(), ",")
+	}
 }
 
 // checkArchiveFile rejects a path that cannot be an archive at all (a
@@ -97,4 +133,9 @@ func isVerifyFailure(err error) bool {
 	return errors.As(err, &ee)
 }
 
-func init() { rootCmd.AddCommand(verifyCmd) }
+var verifyPubkey string
+
+func init() {
+	verifyCmd.Flags().StringVar(&verifyPubkey, "pubkey", "", "require a signature by the ed25519 key in `FILE` (PEM public or private key; see vigil keygen)")
+	rootCmd.AddCommand(verifyCmd)
+}

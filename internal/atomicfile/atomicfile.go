@@ -72,14 +72,30 @@ func Write(path string, data []byte) error {
 	if err := CheckTarget(path); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	err := write(path, data)
+	err := write(path, data, 0o644, os.Rename)
 	if err != nil {
 		return fmt.Errorf("%s: %v", path, unwrap(err))
 	}
 	return nil
 }
 
-func write(path string, data []byte) error {
+// Create is Write with mode, for a path that must not exist yet: the
+// complete file appears under path by a hard link, which fails if path
+// exists, so an existing file is never replaced (a key, say).
+func Create(path string, data []byte, mode os.FileMode) error {
+	link := func(tmp, path string) error {
+		if err := os.Link(tmp, path); err != nil {
+			return err
+		}
+		return os.Remove(tmp)
+	}
+	if err := write(path, data, mode, link); err != nil {
+		return fmt.Errorf("%s: %v", path, unwrap(err))
+	}
+	return nil
+}
+
+func write(path string, data []byte, mode os.FileMode, place func(tmp, path string) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -93,8 +109,8 @@ func write(path string, data []byte) error {
 		return fail(err)
 	}
 	// CreateTemp makes the file 0600; outputs are as readable as any
-	// file the user writes.
-	if err := f.Chmod(0o644); err != nil {
+	// file the user writes, unless mode says otherwise.
+	if err := f.Chmod(mode); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
@@ -104,7 +120,7 @@ func write(path string, data []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := place(f.Name(), path); err != nil {
 		os.Remove(f.Name())
 		return err
 	}

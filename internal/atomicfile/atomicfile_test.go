@@ -67,3 +67,24 @@ func TestWriteRefusesWhatItWouldDestroy(t *testing.T) {
 		t.Error("the FIFO was replaced")
 	}
 }
+
+func TestCreateNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k.key")
+	if err := Create(p, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", st.Mode(), err)
+	}
+	err := Create(p, []byte("second"), 0o600)
+	if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "file exists") {
+		t.Fatalf("second Create = %v", err)
+	}
+	if data, _ := os.ReadFile(p); string(data) != "first" {
+		t.Fatalf("content %q", data)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Fatalf("left behind: %v", names)
+	}
+}

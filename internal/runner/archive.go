@@ -2,11 +2,14 @@ package runner
 
 import (
 	"vigil/internal/archive"
+	"vigil/internal/attest"
 	"vigil/internal/evidence"
 )
 
-// defaultArchiveWriter is the reproducible archive format of package
-// archive.
-func defaultArchiveWriter(path string, b *evidence.Bundle) error {
-	return archive.Write(path, b)
+// archiveWriter is the reproducible archive format of package archive,
+// signed with key when it is set.
+func archiveWriter(key *attest.Key) ArchiveWriter {
+	return func(path string, b *evidence.Bundle) error {
+		return archive.WriteSigned(path, b, key)
+	}
 }

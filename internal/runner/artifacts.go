@@ -57,7 +57,7 @@ func readSDKLog(path, runID string) ([]event.SDK, []string, error) {
 func (r *run) writeArchive(b *evidence.Bundle) error {
 	write := r.o.WriteArchive
 	if write == nil {
-		write = defaultArchiveWriter
+		write = archiveWriter(r.o.SignKey)
 	}
 	dst := r.o.ArchivePath
 	r.archiveTmp = archiveTempName(dst, os.Getpid(), r.o.RunID)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"vigil/internal/atomicfile"
+	"vigil/internal/attest"
 	"vigil/internal/capture"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	Backend Backend
 	// WriteArchive writes the archive; nil means the archive package.
 	WriteArchive ArchiveWriter
+	// SignKey, when set, signs the archive (package attest); it must hold
+	// the private key.
+	SignKey *attest.Key
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
@@ -111,6 +115,9 @@ func (o *Options) validate() (path string, err error) {
 	}
 	if err := checkWritableDir("--archive", o.ArchivePath); err != nil {
 		return "", err
+	}
+	if o.SignKey != nil && !o.SignKey.CanSign() {
+		return "", fail("--sign-key: a public key cannot sign; give the private key (vigil keygen writes NAME.key)")
 	}
 	if o.PhaseLogPath != "" {
 		if err := checkWritableDir("--phase-log", o.PhaseLogPath); err != nil {
