@@ -46,6 +46,7 @@ func TestKeygenSignVerify(t *testing.T) {
 	notKey := filepath.Join(dir, "notakey.pub")
 	os.WriteFile(notKey, []byte("hello\n"), 0o644)
 	reset := func() { verifyPubkey = "" }
+	t.Cleanup(reset)
 	runCLICases(t, reset, []cliCase{
 		{args: []string{"verify", signed}, stdout: "signature=unchecked:" + id},
 		{args: []string{"verify", "--pubkey", name + ".pub", signed}, stdout: "signature=verified:" + id},

@@ -39,6 +39,16 @@ died are removed at the start of the next run, their processes killed.
 spawn, child_runtime, drain, archive_write, teardown, in ms); run.json holds
 those that end before the archive is written.
 
+--user runs CMD and everything it starts as another user (with that user's
+groups; an explicit GROUP or GID replaces them), so an untrusted workload
+does not run with vigil's privileges. run.json records the ids CMD started
+with ("child": uid, gid, groups) with or without --user.
+
+Privileges: root, or CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) to load the
+probes, plus write access to vigil's cgroup v2 directory for the session
+(a delegated cgroup, or CAP_DAC_OVERRIDE); --user also takes CAP_SETUID and
+CAP_SETGID.
+
 --sign-key signs the archive with an ed25519 key (vigil keygen makes one): a
 DSSE envelope over an in-toto statement naming manifest.json and every entry
 by sha256, checked by vigil verify --pubkey.
@@ -56,7 +66,8 @@ Exit codes:
   vigil record --archive run.tar.gz --phase-log phases.json -- ./agent --seed 1
   vigil record --archive run.tar.gz --grace 200ms -- sh -c 'daemon &'
   vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py
-  vigil record --archive run.tar.gz --sign-key ci.key -- ./agent`,
+  vigil record --archive run.tar.gz --sign-key ci.key -- ./agent
+  vigil record --archive run.tar.gz --user nobody -- ./untrusted-agent`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// vigil's notices and errors go to stderr; a reader that went
@@ -103,6 +114,7 @@ Exit codes:
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")
 	f.BoolVar(&o.AllowAbsentKernel, "allow-absent-kernel", false, "record even when kernel capture is unavailable (archive says kernel_layer absent, and why)")
 	f.StringVar(&o.RunID, "run-id", "", "run id (1-64 of [A-Za-z0-9_.]; default: 16 random hex characters)")
+	f.StringVar(&o.User, "user", "", "run CMD as `USER` (NAME, UID, NAME:GROUP or UID:GID) while vigil keeps its privileges; run.json records the ids")
 	f.StringVar(&signKey, "sign-key", "", "sign the archive with the ed25519 private key in `FILE` (PEM; see vigil keygen)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
 	rootCmd.AddCommand(cmd)

@@ -36,7 +36,8 @@ func CheckTarget(path string) error {
 		err = unix.ENOTDIR
 	}
 	if err == nil {
-		err = unix.Access(dir, unix.W_OK|unix.X_OK)
+		// AT_EACCESS: effective ids and capabilities decide, as for the write.
+		err = unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
 	}
 	if err != nil {
 		return fmt.Errorf("directory %s is not writable: %v", dir, unwrap(err))

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -13,7 +16,7 @@ import (
 // Sentinel errors returned (wrapped, with an actionable message) by
 // Preflight and Open. Callers test them with errors.Is.
 var (
-	ErrNotRoot     = errors.New("not running as root")
+	ErrNoPrivilege = errors.New("missing privilege")
 	ErrNoBPF       = errors.New("BPF unavailable")
 	ErrNoBTF       = errors.New("kernel BTF unavailable")
 	ErrNoRingBuf   = errors.New("BPF ring buffer unsupported")
@@ -31,8 +34,8 @@ const btfPath = "/sys/kernel/btf/vmlinux"
 // what to do about it. On success it also starts parsing the kernel's BTF
 // in the background for a later Open.
 func Preflight() error {
-	if os.Geteuid() != 0 {
-		return fmt.Errorf("capture: %w: eBPF capture needs root (run vigil record with sudo)", ErrNotRoot)
+	if err := capsError(); err != nil {
+		return err
 	}
 	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)
@@ -54,4 +57,30 @@ func Preflight() error {
 	// it done.
 	warm()
 	return nil
+}
+
+// capsError names the missing privilege for loading and attaching the
+// probes: CAP_BPF with CAP_PERFMON (tracing programs read kernel memory),
+// or CAP_SYS_ADMIN, which implies both. Root has them all; so may any
+// user (setpriv, capsh, systemd AmbientCapabilities).
+func capsError() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capture: capget: %w", err)
+	}
+	caps := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
+	has := func(c int) bool { return caps&(1<<c) != 0 }
+	if has(unix.CAP_SYS_ADMIN) || (has(unix.CAP_BPF) && has(unix.CAP_PERFMON)) {
+		return nil
+	}
+	var missing []string
+	if !has(unix.CAP_BPF) {
+		missing = append(missing, "CAP_BPF")
+	}
+	if !has(unix.CAP_PERFMON) {
+		missing = append(missing, "CAP_PERFMON")
+	}
+	return fmt.Errorf("capture: %w %s (or CAP_SYS_ADMIN) to load eBPF probes (uid %d); run as root or grant them",
+		ErrNoPrivilege, strings.Join(missing, "+"), unix.Geteuid())
 }

@@ -25,6 +25,16 @@ type Run struct {
 	// PhasesMS holds the runner's phase durations (runner.PhaseNames).
 	PhasesMS      map[string]float64 `json:"phases_ms"`
 	SessionCgroup string             `json:"session_cgroup"`
+	// Child is who the command started as (vigil record --user, or
+	// vigil's own ids). Archives of older versions lack it.
+	Child *Credentials `json:"child,omitempty"`
+}
+
+// Credentials are a process's user and group ids.
+type Credentials struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups"` // supplementary, without GID, sorted
 }
 
 // Host identifies the machine a run was recorded on.

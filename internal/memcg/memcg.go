@@ -244,7 +244,7 @@ func v1Parent(mounts []mount, memberships map[string]string) (string, error) {
 // writable reports whether cgroups can be created in dir (typically only
 // as root, or in a delegated subtree).
 func writable(dir string) error {
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+	if err := unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS); err != nil {
 		return fmt.Errorf("cannot create cgroups in %s: %v", dir, err)
 	}
 	return nil

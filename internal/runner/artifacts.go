@@ -23,6 +23,10 @@ func (r *run) prepareSDKLog() (string, error) {
 		if err != nil {
 			return "", fail("--sdk-event-log %s: %v", p, err)
 		}
+		if err := r.giveToChild(f); err != nil {
+			f.Close()
+			return "", fail("--sdk-event-log %s: %v", p, err)
+		}
 		return p, f.Close()
 	}
 	f, err := os.CreateTemp("", "vigil-sdk-"+r.o.RunID+"-*.ndjson")
@@ -30,7 +34,19 @@ func (r *run) prepareSDKLog() (string, error) {
 		return "", fail("creating the SDK event log: %v", err)
 	}
 	r.sdkTemp = f.Name()
+	if err := r.giveToChild(f); err != nil {
+		f.Close()
+		return "", fail("creating the SDK event log: %v", err)
+	}
 	return f.Name(), f.Close()
+}
+
+// giveToChild makes f the --user child's, so that it can write it.
+func (r *run) giveToChild(f *os.File) error {
+	if c := r.o.cred; c != nil {
+		return f.Chown(int(c.Uid), int(c.Gid))
+	}
+	return nil
 }
 
 // readSDKLog ingests the SDK log strictly. An empty log means the

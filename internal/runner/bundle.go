@@ -30,7 +30,12 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		return nil, fail("%v", err)
 	}
 	in.SDKProblems = problems
+	child, err := childCredentials(o.cred)
+	if err != nil {
+		return nil, fail("reading vigil's own groups: %v", err)
+	}
 	run := evidence.Run{
+		Child:         child,
 		RunID:         o.RunID,
 		VigilVersion:  o.VigilVersion,
 		Argv:          o.Argv,

@@ -59,6 +59,7 @@ func newChild(path string, o *Options, env []string, cgroupFD int) *exec.Cmd {
 		SysProcAttr: &syscall.SysProcAttr{
 			UseCgroupFD: true,
 			CgroupFD:    cgroupFD,
+			Credential:  o.cred,
 		},
 	}
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,31 +325,6 @@ func TestE2EBadInput(t *testing.T) {
 	// Only this test's sessions count: other packages' tests run vigil
 	// beside this one and have sessions of their own meanwhile.
 	assertNoSessions(t, "bad0", "bad1", "bad2", "bad3", "bad4", "bad5")
-}
-
-func TestE2ENotRoot(t *testing.T) {
-	testenv.RequireRoot(t)
-	testenv.RequireTool(t, "/usr/bin/setpriv")
-	arc := filepath.Join(os.TempDir(), "vigil-notroot-test.tar.gz")
-	for _, extra := range [][]string{nil, {"--allow-absent-kernel"}} {
-		args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", vigilBin, "record", "--archive", arc}, extra...)
-		args = append(args, "--", "true")
-		cmd := exec.Command("setpriv", args...)
-		cmd.Dir = "/"
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 125 {
-			t.Fatalf("%v: %v, output %q; want exit 125", extra, err, out)
-		}
-		oneLine(t, string(out))
-		if !strings.Contains(string(out), "privilege") {
-			t.Errorf("%v: error does not name the missing privilege: %q", extra, out)
-		}
-		if _, err := os.Stat(arc); err == nil {
-			os.Remove(arc)
-			t.Errorf("%v: archive written", extra)
-		}
-	}
 }
 
 // TestE2EForwardsSignals: SIGTERM to vigil reaches the child, and vigil

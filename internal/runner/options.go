@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -64,6 +65,11 @@ type Options struct {
 	// SignKey, when set, signs the archive (package attest); it must hold
 	// the private key.
 	SignKey *attest.Key
+	// User, when set, is who the command runs as: NAME, UID, NAME:GROUP
+	// or UID:GID (vigil keeps its own privileges).
+	User string
+
+	cred *syscall.Credential // User resolved by validate
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
@@ -115,6 +121,14 @@ func (o *Options) validate() (path string, err error) {
 	}
 	if err := checkWritableDir("--archive", o.ArchivePath); err != nil {
 		return "", err
+	}
+	if o.User != "" {
+		if o.cred, err = resolveUser(o.User); err != nil {
+			return "", fail("%v", err)
+		}
+		if err := checkCanSwitch(); err != nil {
+			return "", fail("%v", err)
+		}
 	}
 	if o.SignKey != nil && !o.SignKey.CanSign() {
 		return "", fail("--sign-key: a public key cannot sign; give the private key (vigil keygen writes NAME.key)")

@@ -116,11 +116,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		backend = kernelBackend{}
 	}
 	absent := ""
-	perr := captureCapsError()
-	if perr == nil {
-		perr = backend.Preflight()
-	}
-	if perr != nil {
+	if perr := backend.Preflight(); perr != nil {
 		if !o.AllowAbsentKernel {
 			return nil, fail("%v", perr)
 		}

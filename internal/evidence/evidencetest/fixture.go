@@ -32,6 +32,7 @@ func Run() evidence.Run {
 			"child_runtime": 900, "drain": 0.125, "archive_write": 3, "teardown": 0.25,
 		},
 		SessionCgroup: "/sys/fs/cgroup/unified/vigil/" + RunID,
+		Child:         &evidence.Credentials{UID: 1000, GID: 1000, Groups: []uint32{4, 27}},
 	}
 }
 
