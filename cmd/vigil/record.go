@@ -30,7 +30,12 @@ CLONE_INTO_CGROUP); descendants that double-fork, setsid or create sub-cgroups
 stay covered. After CMD exits, processes still in the session get --grace to
 finish, then are killed via cgroup.kill and counted in the archive's health.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD; once CMD has exited,
-one of them ends the grace period early.
+one of them ends the grace period early, and after that (drain, archive
+write) changes nothing: the evidence is written. Before CMD starts, one of
+them ends the run (exit 125, nothing written, nothing left). If vigil is
+killed outright (SIGKILL), CMD is killed with it (parent-death signal); the
+next vigil start removes the session cgroup the killed one left, with any
+descendant still in it, and its temporary archive files.
 
 The session is a child of vigil's own cgroup v2 named vigil-<pid>-<run id>
 (on hybrid hosts under /sys/fs/cgroup/unified). Sessions left by a vigil that

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -60,6 +61,11 @@ func newChild(path string, o *Options, env []string, cgroupFD int) *exec.Cmd {
 			UseCgroupFD: true,
 			CgroupFD:    cgroupFD,
 			Credential:  o.cred,
+			// Should vigil be killed outright, the command dies with it
+			// (its descendants go when the next vigil removes the stale
+			// session). The death signal follows the thread that forked,
+			// so startChild keeps that thread for the child's life.
+			Pdeathsig: syscall.SIGKILL,
 		},
 	}
 }
@@ -100,4 +106,26 @@ func signals() (chan os.Signal, func()) {
 	c := make(chan os.Signal, 8)
 	signal.Notify(c, forwarded...)
 	return c, func() { signal.Stop(c) }
+}
+
+// startChild starts cmd from a goroutine locked to its OS thread until
+// the child is reaped (Pdeathsig is tied to the forking thread, which Go
+// could otherwise retire). done receives cmd.Wait's result.
+func startChild(cmd *exec.Cmd) (done <-chan error, err error) {
+	started := make(chan error, 1)
+	waited := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		waited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return waited, nil
 }

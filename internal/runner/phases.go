@@ -1,20 +1,52 @@
 package runner
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // phaseClock times consecutive phases on the monotonic clock.
 type phaseClock struct {
 	start time.Time
 	ms    map[string]float64
+
+	holdPhase, holdFIFO string // see HoldPhaseEnv
 }
 
 func newPhaseClock() *phaseClock {
-	return &phaseClock{start: time.Now(), ms: make(map[string]float64, len(PhaseNames))}
+	return &phaseClock{start: time.Now(), ms: make(map[string]float64, len(PhaseNames)),
+		holdPhase: os.Getenv(HoldPhaseEnv), holdFIFO: os.Getenv(HoldFIFOEnv)}
+}
+
+// HoldPhaseEnv and HoldFIFOEnv stop a run at the start of a phase, so that
+// a test can act (send a signal, say) in exactly that phase: with both
+// set, vigil writes the phase name to the FIFO and waits to read a byte
+// from it before going on. Unset, they cost nothing.
+const (
+	HoldPhaseEnv = "VIGIL_HOLD_PHASE"
+	HoldFIFOEnv  = "VIGIL_HOLD_FIFO"
+)
+
+// hold is the stop HoldPhaseEnv asks for; errors let the run go on.
+func (p *phaseClock) hold(name string) {
+	if p.holdFIFO == "" || p.holdPhase != name {
+		return
+	}
+	if err := os.WriteFile(p.holdFIFO, []byte(name), 0); err != nil {
+		return
+	}
+	f, err := os.Open(p.holdFIFO)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.Read(make([]byte, 1))
 }
 
 // begin returns a function that, when called, adds the time since begin to
 // phase name.
 func (p *phaseClock) begin(name string) func() {
+	p.hold(name)
 	t := time.Now()
 	return func() { p.ms[name] += ms(time.Since(t)) }
 }

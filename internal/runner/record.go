@@ -184,14 +184,15 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	default:
 	}
 	startWall := time.Now()
-	if err := cmd.Start(); err != nil {
+	done, err := startChild(cmd)
+	if err != nil {
 		return nil, startError(o.Argv[0], err)
 	}
 	end()
 
 	// child_runtime: the child, then everything it left in the session.
 	end = clock.begin("child_runtime")
-	if err := waitChild(ctx, cmd, sigc); err != nil {
+	if err := waitChild(ctx, cmd, done, sigc); err != nil {
 		return nil, err
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
@@ -293,9 +294,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 // waitChild waits for the main child, forwarding signals to it meanwhile.
 // When ctx ends first, the run is abandoned: the caller's cleanup kills
 // everything in the session, and no archive is written.
-func waitChild(ctx context.Context, cmd *exec.Cmd, sigc chan os.Signal) error {
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+func waitChild(ctx context.Context, cmd *exec.Cmd, done <-chan error, sigc chan os.Signal) error {
 	for {
 		select {
 		case <-ctx.Done():
