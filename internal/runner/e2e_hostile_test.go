@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"vigil/internal/event"
+	"vigil/internal/evidence"
+	"vigil/internal/testenv"
+)
+
+// Workloads that try to drown, blind or fool the recorder. Each is run
+// under vigil record; the archive must verify, and what it says must be
+// what the kernel did.
+func TestE2EHostileWorkloads(t *testing.T) {
+	testenv.RequireRoot(t)
+	testenv.RequireTool(t, "/usr/bin/python3")
+	dir := t.TempDir()
+
+	// A path longer than PATH_MAX (4096), reached one component at a
+	// time, as no single syscall could name it.
+	deep := dir
+	var comps []string
+	for i := 0; len(deep) < 5000; i++ {
+		c := strings.Repeat(string(rune('a'+i%26)), 200)
+		comps = append(comps, c)
+		deep += "/" + c
+	}
+
+	for _, c := range []struct {
+		name  string
+		argv  []string
+		flags []string
+		code  int
+		check func(t *testing.T, b *evidence.Bundle, stdout string)
+	}{
+		{"floods stdout", []string{"sh", "-c", "head -c 20000000 /dev/zero; echo end"}, nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				if len(stdout) != 20000004 || !strings.HasSuffix(stdout, "end\n") {
+					t.Errorf("stdout %d bytes, want the workload's 20000004", len(stdout))
+				}
+			}},
+		{"closes stdout and stderr", []string{"sh", "-c", "exec >&- 2>&-; read x < /etc/hostname; echo lost; exit 4"}, nil, 4,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				if !opened(b, "sh", "/etc/hostname") || stdout != "" {
+					t.Errorf("the open of /etc/hostname by sh is missing, or stdout %q", stdout)
+				}
+			}},
+		{"leaves a straggler that ignores SIGTERM and SIGINT", []string{"sh", "-c", `(trap "" TERM INT HUP; exec sleep 30) & exit 0`},
+			[]string{"--grace", "100ms"}, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				h := b.Health.CgroupCorrelation
+				if h.StragglersKilled != 1 || h.Status == evidence.CorrelationClean {
+					t.Errorf("cgroup_correlation %+v; want the straggler killed and counted", h)
+				}
+			}},
+		{"renames itself to look like sshd", []string{"python3", "-c",
+			"open('/proc/self/comm','w').write('sshd'); open('/etc/hostname').read()"}, nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				// The open is by comm "sshd", but its pid's program is the
+				// one the kernel ran: python, not sshd.
+				var pid uint32
+				for _, e := range b.Kernel {
+					if e.Open != nil && string(e.Open.Path()) == "/etc/hostname" && string(e.Comm) == "sshd" {
+						pid = e.PID
+					}
+				}
+				if pid == 0 {
+					t.Fatal("no open of /etc/hostname under the spoofed comm")
+				}
+				prog := programOf(b, pid)
+				if !strings.Contains(prog, "python") {
+					t.Errorf("pid %d's program is %q, want python", pid, prog)
+				}
+			}},
+		{"passes a false argv[0]", []string{"bash", "-c", "exec -a /usr/sbin/sshd cat /etc/hostname"}, nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				found := false
+				for _, e := range b.Kernel {
+					if e.Exec != nil && len(e.Exec.Argv) > 0 && string(e.Exec.Argv[0]) == "/usr/sbin/sshd" {
+						found = true
+						if p := string(e.Exec.File.Path); !strings.HasSuffix(p, "/cat") {
+							t.Errorf("exec with argv[0] sshd records program %q, want cat", p)
+						}
+					}
+				}
+				if !found {
+					t.Error("no exec with the false argv[0]")
+				}
+			}},
+		{"huge argv and environment", hugeArgv(), nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				for _, e := range b.Kernel {
+					if e.Exec != nil && strings.HasSuffix(string(e.Exec.File.Path), "/true") {
+						if e.Exec.Argc != 20001 || !e.Exec.ArgvTruncated {
+							t.Errorf("exec of true: argc %d, truncated %v; want 20001, true", e.Exec.Argc, e.Exec.ArgvTruncated)
+						}
+						return
+					}
+				}
+				t.Error("no exec of true")
+			}},
+		{"opens a file past PATH_MAX", []string{"python3", "-c",
+			"import os, sys\nfor c in sys.argv[1:]:\n    os.mkdir(c); os.chdir(c)\nopen('f', 'w').write('x')"}, nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				// Kept in part, said so, and the layer is not complete.
+				if b.Health.KernelLayer.Status != evidence.LayerPartial || b.Health.ReadFaults == 0 {
+					t.Errorf("kernel_layer %s with %d read faults; want partial", b.Health.KernelLayer.Status, b.Health.ReadFaults)
+				}
+				for _, e := range b.Kernel {
+					if e.Open != nil && e.Open.File != nil && strings.HasSuffix(string(e.Open.File.Path), comps[len(comps)-1]+"/f") {
+						if !e.Open.File.Truncated {
+							t.Errorf("a %d-byte path recorded whole as %d bytes", len(deep)+2, len(e.Open.File.Path))
+						}
+						return
+					}
+				}
+				t.Error("no open of the deep file")
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			arc := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".tar.gz")
+			argv := c.argv
+			if strings.Contains(c.name, "PATH_MAX") {
+				argv = append(append([]string{}, argv...), comps...)
+			}
+			args := append(append([]string{"record", "--archive", arc}, c.flags...), "--")
+			cmd := exec.Command(vigilBin, append(args, argv...)...)
+			cmd.Dir = dir
+			if strings.HasPrefix(c.name, "huge") {
+				// Each string at most MAX_ARG_STRLEN (128 KiB).
+				cmd.Env = os.Environ()
+				for i := range 4 {
+					cmd.Env = append(cmd.Env, fmt.Sprintf("HUGE%d=%s", i, strings.Repeat("v", 100000)))
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, stderr.String())
+			}
+			c.check(t, verifyAndRead(t, arc), stdout.String())
+		})
+	}
+}
+
+// hugeArgv is true with 20,000 arguments of 50 bytes (1 MB), through env.
+func hugeArgv() []string {
+	argv := []string{"true"}
+	for i := range 20000 {
+		argv = append(argv, fmt.Sprintf("%050d", i))
+	}
+	return argv
+}
+
+// opened says whether a process named comm opened path.
+func opened(b *evidence.Bundle, comm, path string) bool {
+	for _, e := range b.Kernel {
+		if e.Open != nil && string(e.Comm) == comm && string(e.Open.Path()) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// programOf is the program pid last executed before its other events,
+// as the kernel resolved it.
+func programOf(b *evidence.Bundle, pid uint32) string {
+	prog := ""
+	for _, e := range b.Kernel {
+		if e.PID == pid && e.Kind == event.KindExec {
+			prog = string(e.Exec.File.Path)
+		}
+	}
+	return prog
+}
