@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"vigil/internal/archive"
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 type result struct {
 	code           int
 	stdout, stderr string
+	maxRSSKiB      int64 // vigil's peak resident memory
 }
 
 // runVigil runs the vigil binary in dir with args and waits for it.
@@ -57,7 +59,11 @@ func runVigil(t *testing.T, dir string, args ...string) result {
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("running vigil: %v", err)
 	}
-	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss
+	}
+	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String(), rss}
 }
 
 // verifyAndRead checks the archive with `vigil verify` and decodes it.

@@ -65,6 +65,11 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 	if got := archived + h.RingbufDrops.PerKind[event.KindOpen]; got < 6000 {
 		t.Errorf("archived + dropped worker opens = %d, want >= 6000", got)
 	}
+	// Counted per kind and cause: the opens were lost to a full ring.
+	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[event.KindOpen] == 0 {
+		t.Errorf("drop causes %+v; want ring_full opens", h.RingbufDrops.Causes)
+	}
+	t.Logf("%d events archived, %d dropped; vigil's peak RSS %d KiB", len(b.Kernel), h.RingbufDrops.Total, r.maxRSSKiB)
 	if !strings.Contains(r.stderr, "partial") {
 		t.Errorf("stderr does not report the partial layer: %s", r.stderr)
 	}
