@@ -64,13 +64,10 @@ func Preflight() error {
 // or CAP_SYS_ADMIN, which implies both. Root has them all; so may any
 // user (setpriv, capsh, systemd AmbientCapabilities).
 func capsError() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capture: capget: %w", err)
+	has, err := EffectiveCaps()
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
 	}
-	caps := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
-	has := func(c int) bool { return caps&(1<<c) != 0 }
 	if has(unix.CAP_SYS_ADMIN) || (has(unix.CAP_BPF) && has(unix.CAP_PERFMON)) {
 		return nil
 	}
@@ -83,4 +80,16 @@ func capsError() error {
 	}
 	return fmt.Errorf("capture: %w %s (or CAP_SYS_ADMIN) to load eBPF probes (uid %d); run as root or grant them",
 		ErrNoPrivilege, strings.Join(missing, "+"), unix.Geteuid())
+}
+
+// EffectiveCaps reports which capabilities (unix.CAP_*) the calling
+// thread has in its effective set.
+func EffectiveCaps() (has func(capability int) bool, err error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return nil, fmt.Errorf("capget: %w", err)
+	}
+	caps := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
+	return func(c int) bool { return caps&(1<<c) != 0 }, nil
 }

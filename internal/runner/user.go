@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/capture"
 	"vigil/internal/evidence"
 )
 
@@ -85,13 +86,11 @@ func resolveUser(spec string) (*syscall.Credential, error) {
 // checkCanSwitch requires the capabilities that starting the child as
 // another user takes.
 func checkCanSwitch() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
+	has, err := capture.EffectiveCaps()
+	if err != nil {
+		return err
 	}
-	eff := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
-	if eff&(1<<unix.CAP_SETUID) == 0 || eff&(1<<unix.CAP_SETGID) == 0 {
+	if !has(unix.CAP_SETUID) || !has(unix.CAP_SETGID) {
 		return errors.New("--user: switching users needs CAP_SETUID and CAP_SETGID")
 	}
 	return nil
