@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 func init() {
 	var o runner.Options
 	var quiet bool
-	var signKey string
+	var signKey, maxMemory string
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
 		Short: "Run a command under kernel observation and write an evidence archive (root)",
@@ -54,6 +55,16 @@ probes, plus write access to vigil's cgroup v2 directory for the session
 (a delegated cgroup, or CAP_DAC_OVERRIDE); --user also takes CAP_SETUID and
 CAP_SETGID.
 
+--max-pids and --max-memory cap the command's process tree (a fork bomb, a
+workload that would exhaust memory) through the pids and memory
+controllers: in the session cgroup when the host enables them there, else
+in cgroup v1 groups beside it (hybrid hosts). A fork past the cap fails
+with EAGAIN; memory past the cap is reclaimed, then the OOM killer kills
+inside the tree, never vigil. run.json's "limits" records each cap, where
+it was applied and how often it bit (refused forks, OOM kills, peak).
+vigil never changes which controllers a cgroup enables: when a cap cannot
+be applied, record refuses to start and says why.
+
 --sign-key signs the archive with an ed25519 key (vigil keygen makes one): a
 DSSE envelope over an in-toto statement naming manifest.json and every entry
 by sha256, checked by vigil verify --pubkey.
@@ -72,7 +83,8 @@ Exit codes:
   vigil record --archive run.tar.gz --grace 200ms -- sh -c 'daemon &'
   vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py
   vigil record --archive run.tar.gz --sign-key ci.key -- ./agent
-  vigil record --archive run.tar.gz --user nobody -- ./untrusted-agent`,
+  vigil record --archive run.tar.gz --user nobody -- ./untrusted-agent
+  vigil record --archive run.tar.gz --max-pids 256 --max-memory 2GiB -- ./agent`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// vigil's notices and errors go to stderr; a reader that went
@@ -82,6 +94,13 @@ Exit codes:
 			// unaffected: exec resets caught signals to the default.
 			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			o.Argv = args
+			if maxMemory != "" {
+				v, err := parseBytes(maxMemory)
+				if err != nil || v < 1 || v > math.MaxInt64/2 {
+					return fmt.Errorf("--max-memory %q: want a size like 512MiB", maxMemory)
+				}
+				o.Limits.MaxMemory = int64(v)
+			}
 			o.VigilVersion = version
 			if signKey != "" {
 				k, err := attest.LoadKey(signKey)
@@ -120,6 +139,8 @@ Exit codes:
 	f.BoolVar(&o.AllowAbsentKernel, "allow-absent-kernel", false, "record even when kernel capture is unavailable (archive says kernel_layer absent, and why)")
 	f.StringVar(&o.RunID, "run-id", "", "run id (1-64 of [A-Za-z0-9_.]; default: 16 random hex characters)")
 	f.StringVar(&o.User, "user", "", "run CMD as `USER` (NAME, UID, NAME:GROUP or UID:GID) while vigil keeps its privileges; run.json records the ids")
+	f.Int64Var(&o.Limits.MaxPids, "max-pids", 0, "cap the command's tree at `N` tasks (processes and threads; pids controller; 0 = no cap)")
+	f.StringVar(&maxMemory, "max-memory", "", "cap the command's tree at `SIZE` of memory, e.g. 512MiB (memory controller; past it the OOM killer kills inside the tree)")
 	f.StringVar(&signKey, "sign-key", "", "sign the archive with the ed25519 private key in `FILE` (PEM; see vigil keygen)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
 	rootCmd.AddCommand(cmd)

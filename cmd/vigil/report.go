@@ -94,7 +94,7 @@ func parseBytes(s string) (float64, error) {
 	for _, u := range []struct {
 		suf string
 		m   float64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
 		if strings.HasSuffix(s, u.suf) {
 			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suf)), u.m
 			break

@@ -28,6 +28,8 @@ type Run struct {
 	// Child is who the command started as (vigil record --user, or
 	// vigil's own ids). Archives of older versions lack it.
 	Child *Credentials `json:"child,omitempty"`
+	// Limits are the caps the command's tree ran under; absent when none.
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 // Credentials are a process's user and group ids.
@@ -44,4 +46,24 @@ type Host struct {
 	OS        string `json:"os"`         // e.g. linux
 	HostClass string `json:"host_class"` // "os-arch-kernel"
 	Hostname  string `json:"hostname"`
+}
+
+// Limit is a resource cap the command's process tree ran under (vigil
+// record --max-pids, --max-memory) and how often it bit. A counter the
+// host does not provide is -1.
+type Limit struct {
+	Controller string `json:"controller"` // "pids" or "memory"
+	Max        int64  `json:"max"`        // tasks, or bytes
+	Hierarchy  string `json:"hierarchy"`  // "cgroup-v2" or "cgroup-v1"
+	// Hits counts refusals at the cap: forks that failed (pids), or times
+	// memory use reached it (memory).
+	Hits int64 `json:"hits"`
+	// OOMKills counts processes of the tree the OOM killer killed
+	// (memory only; -1 for pids).
+	OOMKills int64 `json:"oom_kills"`
+	// Peak is the highest use seen: tasks, or bytes.
+	Peak int64 `json:"peak"`
+	// SwapLimited says whether swap counted against a memory cap (absent
+	// for pids).
+	SwapLimited *bool `json:"swap_limited,omitempty"`
 }

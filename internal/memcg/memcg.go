@@ -12,7 +12,6 @@
 package memcg
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"vigil/internal/cgroup"
 )
 
 // Mode is the kind of memory cgroup in use.
@@ -85,11 +86,11 @@ func (c *Controller) Source() string {
 // Detect finds a usable memory cgroup for the current process. It never
 // fails: when nothing is usable the Controller has mode None and a Reason.
 func Detect() *Controller {
-	mounts, err := readMounts("/proc/self/mountinfo")
+	mounts, err := cgroup.ReadMounts("/proc/self/mountinfo")
 	if err != nil {
 		return &Controller{reason: err.Error()}
 	}
-	memberships, err := readMemberships("/proc/self/cgroup")
+	memberships, err := cgroup.ReadMemberships("/proc/self/cgroup")
 	if err != nil {
 		return &Controller{reason: err.Error()}
 	}
@@ -113,94 +114,16 @@ func Detect() *Controller {
 	return &Controller{reason: strings.Join(reasons, "; ")}
 }
 
-type mount struct {
-	root, point, fstype string
-	super               []string
-}
-
-// readMounts parses the cgroup entries of a mountinfo file.
-func readMounts(path string) ([]mount, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []mount
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// "ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER"
-		left, right, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		lf, rf := strings.Fields(left), strings.Fields(right)
-		if len(lf) < 5 || len(rf) < 3 {
-			continue
-		}
-		if rf[0] != "cgroup" && rf[0] != "cgroup2" {
-			continue
-		}
-		out = append(out, mount{root: lf[3], point: unescape(lf[4]), fstype: rf[0], super: strings.Split(rf[2], ",")})
-	}
-	return out, sc.Err()
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for space and friends).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%3o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// readMemberships maps a hierarchy's controller list ("" for v2) to the
-// process's path in it.
-func readMemberships(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		out[parts[1]] = parts[2]
-	}
-	return out, nil
-}
-
-func join(m mount, cgPath string) string {
-	rel := cgPath
-	if m.root != "/" {
-		rel = strings.TrimPrefix(cgPath, m.root)
-	}
-	return filepath.Join(m.point, rel)
-}
-
-func v2Parent(mounts []mount, memberships map[string]string) (string, error) {
+func v2Parent(mounts []cgroup.Mount, memberships map[string]string) (string, error) {
 	cgPath, ok := memberships[""]
 	if !ok {
 		return "", errors.New("process is not in a cgroup v2 hierarchy")
 	}
 	for _, m := range mounts {
-		if m.fstype != "cgroup2" {
+		if m.FSType != "cgroup2" {
 			continue
 		}
-		dir := join(m, cgPath)
+		dir := m.Dir(cgPath)
 		// Children of our own cgroup get the memory controller only if our
 		// subtree_control enables it.
 		if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && hasWord(string(ctl), "memory") {
@@ -209,7 +132,7 @@ func v2Parent(mounts []mount, memberships map[string]string) (string, error) {
 		// Otherwise siblings do, when our own cgroup has it (the parent
 		// enables it for its children). vigil never changes a cgroup's
 		// controller configuration itself.
-		if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil && hasWord(string(ctl), "memory") && filepath.Clean(dir) != filepath.Clean(m.point) {
+		if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil && hasWord(string(ctl), "memory") && filepath.Clean(dir) != filepath.Clean(m.Point) {
 			return filepath.Dir(dir), nil
 		}
 		return "", fmt.Errorf("memory controller not available to children of %s", dir)
@@ -217,7 +140,7 @@ func v2Parent(mounts []mount, memberships map[string]string) (string, error) {
 	return "", errors.New("no cgroup2 mount")
 }
 
-func v1Parent(mounts []mount, memberships map[string]string) (string, error) {
+func v1Parent(mounts []cgroup.Mount, memberships map[string]string) (string, error) {
 	var cgPath string
 	found := false
 	for ctls, p := range memberships {
@@ -229,10 +152,10 @@ func v1Parent(mounts []mount, memberships map[string]string) (string, error) {
 		return "", errors.New("process is not in a v1 memory hierarchy")
 	}
 	for _, m := range mounts {
-		if m.fstype != "cgroup" || !hasWord(strings.Join(m.super, " "), "memory") {
+		if !m.Has("memory") {
 			continue
 		}
-		dir := join(m, cgPath)
+		dir := m.Dir(cgPath)
 		if _, err := os.Stat(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
 			return "", fmt.Errorf("%s has no memory.max_usage_in_bytes", dir)
 		}

@@ -143,30 +143,6 @@ func TestKillEmptiesGroupAndRemove(t *testing.T) {
 	}
 }
 
-func TestParseMountinfo(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "mountinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n" +
-		"41 31 0:38 /sub /sys/fs/cgroup/my\\040dir rw,relatime - cgroup2 cgroup2 rw\n" +
-		"22 1 8:1 / / rw - ext4 /dev/vda rw\n")
-	f.Close()
-	ms, err := readMounts(f.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != 2 || ms[1].point != "/sys/fs/cgroup/my dir" || ms[1].root != "/sub" {
-		t.Fatalf("parsed %+v", ms)
-	}
-	if got := join(ms[1], "/sub/a/b"); got != "/sys/fs/cgroup/my dir/a/b" {
-		t.Fatalf("join = %s", got)
-	}
-	if got := join(ms[0], "/x/y"); got != "/sys/fs/cgroup/memory/x/y" {
-		t.Fatalf("join = %s", got)
-	}
-}
-
 // inGroup returns a command that runs args inside g: created there on v2,
 // or joining by its own pid before exec on v1.
 func inGroup(g *Group, args ...string) *exec.Cmd {

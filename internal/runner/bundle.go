@@ -48,6 +48,7 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		Host:          hostInfo(),
 		PhasesMS:      f.phases,
 		SessionCgroup: f.res.SessionCgroup,
+		Limits:        f.res.Limits,
 	}
 	return evidence.Assemble(run, kernelEvents(f.capture), sdk, in), nil
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"vigil/internal/event"
+	"vigil/internal/limits"
 )
 
 // forwarded are the signals vigil passes on to the child instead of dying.
@@ -109,20 +111,42 @@ func signals() (chan os.Signal, func()) {
 }
 
 // startChild starts cmd from a goroutine locked to its OS thread until
-// the child is reaped (Pdeathsig is tied to the forking thread, which Go
-// could otherwise retire). done receives cmd.Wait's result.
-func startChild(cmd *exec.Cmd) (done <-chan error, err error) {
+// the child is reaped: the parent-death signal follows the thread that
+// forked. That thread steps into lim's cgroup v1 groups for the fork (the
+// child inherits them) and out again right after.
+func startChild(cmd *exec.Cmd, lim *limits.Set) (done <-chan error, err error) {
 	started := make(chan error, 1)
 	waited := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		leave, err := lim.Enter()
+		if err != nil {
+			// Enter could not move the thread back: let it end with
+			// this goroutine (a locked thread is not reused).
+			started <- fmt.Errorf("entering the limit groups: %w", err)
+			return
+		}
+		err = cmd.Start()
+		if lerr := leave(); lerr != nil {
+			if err == nil {
+				// The child runs and is reaped below; only the thread,
+				// stuck in the groups, is not reused.
+				lerr = fmt.Errorf("leaving the limit groups: %w", lerr)
+				started <- lerr
+				waited <- cmd.Wait()
+				return
+			}
+			started <- errors.Join(err, lerr)
+			return
+		}
+		if err != nil {
+			runtime.UnlockOSThread()
 			started <- err
 			return
 		}
 		started <- nil
 		waited <- cmd.Wait()
+		runtime.UnlockOSThread()
 	}()
 	if err := <-started; err != nil {
 		return nil, err

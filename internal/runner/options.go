@@ -17,6 +17,7 @@ import (
 	"vigil/internal/atomicfile"
 	"vigil/internal/attest"
 	"vigil/internal/capture"
+	"vigil/internal/limits"
 )
 
 // DefaultGrace is how long processes left in the session after the main
@@ -69,6 +70,9 @@ type Options struct {
 	// or UID:GID (vigil keeps its own privileges).
 	User string
 
+	// Limits cap the command's process tree (package limits).
+	Limits limits.Spec
+
 	cred *syscall.Credential // User resolved by validate
 }
 
@@ -109,6 +113,9 @@ func (o *Options) validate() (path string, err error) {
 	}
 	if o.Grace < 0 {
 		return "", fail("--grace %v: must not be negative", o.Grace)
+	}
+	if err := o.Limits.Check(); err != nil {
+		return "", fail("%v", err)
 	}
 	if o.RingSize < 0 {
 		return "", fail("--ring-size %d: must not be negative", o.RingSize)

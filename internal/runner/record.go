@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
+	"vigil/internal/limits"
 	"vigil/schema"
 )
 
@@ -32,6 +34,8 @@ type Result struct {
 	StragglersKilled int
 	// Events is the number of kernel events in the archive.
 	Events int
+	// Limits are the caps the tree ran under and how often they bit.
+	Limits []evidence.Limit
 	// SessionCgroup is the session's directory (removed by now).
 	SessionCgroup string
 }
@@ -40,6 +44,7 @@ type Result struct {
 type run struct {
 	o          *Options
 	session    *cgroup.Session
+	limits     *limits.Set
 	capture    Capture
 	sdkTemp    string // private SDK log, removed at the end
 	archiveTmp string
@@ -57,6 +62,11 @@ func (r *run) release() error {
 	if r.session != nil {
 		errs = append(errs, r.session.Remove(context.Background()))
 		r.session = nil
+	}
+	if r.limits != nil {
+		// After the session: its removal killed every task in these.
+		errs = append(errs, r.limits.Remove())
+		r.limits = nil
 	}
 	if r.sdkTemp != "" {
 		os.Remove(r.sdkTemp)
@@ -143,6 +153,11 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		o.logf("removed %d stale session cgroup(s) %v, killing %d process(es)",
 			res.Stale.Sessions, res.Stale.Names, res.Stale.Killed)
 	}
+	if groups, err := limits.CleanStale(); err != nil {
+		return nil, fail("removing stale limit groups: %v", err)
+	} else if len(groups) > 0 {
+		o.logf("removed %d cgroup v1 limit group(s) of killed vigil runs: %v", len(groups), groups)
+	}
 	if temps := removeStaleTemps(o.ArchivePath); len(temps) > 0 {
 		o.logf("removed %d temporary file(s) of killed vigil runs beside %s: %v", len(temps), o.ArchivePath, temps)
 	}
@@ -150,6 +165,9 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, fail("%v", err)
 	}
 	res.SessionCgroup = r.session.Dir()
+	if r.limits, err = limits.Apply(r.session.Dir(), filepath.Base(r.session.Dir()), o.Limits); err != nil {
+		return nil, fail("%v", err)
+	}
 	end()
 
 	// attach
@@ -184,7 +202,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	default:
 	}
 	startWall := time.Now()
-	done, err := startChild(cmd)
+	done, err := startChild(cmd, r.limits)
 	if err != nil {
 		return nil, startError(o.Argv[0], err)
 	}
@@ -228,10 +246,20 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		probes = r.capture.Probes()
 		coverage = r.capture.Coverage()
 	}
+	res.Limits = r.limits.Report()
+	for _, l := range res.Limits {
+		if l.Hits > 0 || l.OOMKills > 0 {
+			o.logf("the %s cap (%d) bit: %d refusal(s), %d OOM kill(s), peak %d", l.Controller, l.Max, l.Hits, max(l.OOMKills, 0), l.Peak)
+		}
+	}
 	if err := r.session.Remove(ctx); err != nil {
 		return nil, fail("removing the session cgroup: %v", err)
 	}
 	r.session = nil
+	if err := r.limits.Remove(); err != nil {
+		return nil, fail("%v", err)
+	}
+	r.limits = nil
 	end()
 	// run.json is written by the next phase, so it holds the phases that
 	// are over by then; --phase-log has every phase.
