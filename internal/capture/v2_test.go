@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -537,10 +539,28 @@ int main(void) {
 	testenv.RequireRoot(t)
 	cg := testCgroup(t)
 	c := openCapture(t, cg, 0)
-	if err := command(t, cg, bin).Run(); err != nil {
+	err := command(t, cg, bin).Run()
+	r := finish(t, c, cg)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGSEGV {
+		// Some hosts (ia32_emulation=0, some hypervisors) fault on int
+		// 0x80 before any syscall runs: then nothing may be recorded.
+		t.Logf("this host delivers no int 0x80 syscalls (the program died of SIGSEGV at the first one)")
+		total := uint64(0)
+		for _, n := range r.Compat {
+			total += n
+		}
+		if total != 0 {
+			t.Fatalf("compat counts %v for a program whose every 32-bit syscall faulted", r.Compat)
+		}
+		if _, serr := os.Stat(filepath.Join(dir, "made-by-int80")); serr == nil {
+			t.Fatal("the file exists: the 32-bit open did run")
+		}
+		return
+	}
+	if err != nil {
 		t.Fatalf("compat program: %v", err)
 	}
-	r := finish(t, c, cg)
 	if r.Compat[event.KindOpen] != 1 || r.Compat[event.KindUnlink] != 1 {
 		t.Fatalf("compat counts %v, want open 1 and unlink 1", r.Compat)
 	}
