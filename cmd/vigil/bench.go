@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"vigil/internal/bench"
+	"vigil/internal/interference"
 	"vigil/internal/report"
 	"vigil/internal/sample"
 )
@@ -29,6 +31,7 @@ var benchFlags struct {
 	order       string
 	seed        int64
 	maxReruns   int
+	maxForeign  float64
 	out, resume string
 	shard       string
 	quick       bool
@@ -117,6 +120,7 @@ func init() {
 	f.IntVar(&benchFlags.warmup, "warmup", 1, "warm-up blocks per cell, run first and discarded")
 	f.StringVar(&benchFlags.order, "order", bench.OrderRandom, "arm order within a block: random (seeded) or counterbalanced (rotations)")
 	f.Int64Var(&benchFlags.seed, "seed", 0, "seed for the arm orders (default: derived from the clock, printed and recorded)")
+	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", bench.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
 	f.IntVar(&benchFlags.maxReruns, "max-reruns", 3, "re-measures allowed per cell and arm for invalid samples")
 	f.StringVar(&benchFlags.out, "out", "", "output directory (must be empty; default bench-YYYYMMDD-HHMMSS)")
 	f.StringVar(&benchFlags.resume, "resume", "", "continue the interrupted run in `DIR` (plan from DIR/plan.json)")
@@ -167,6 +171,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 		CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
 		Order: benchFlags.order, Seed: benchFlags.seed, SeedSet: fl.Changed("seed"),
 		MaxReruns: benchFlags.maxReruns, Shard: benchFlags.shard, Command: args,
+		MaxForeignCPUs: benchFlags.maxForeign,
 	}
 	host := bench.HostInfo()
 	fresh, err := bench.NewPlan(opts, host, bench.Versions(version, vigilBin, args))
@@ -204,6 +209,12 @@ func runBench(cmd *cobra.Command, args []string) error {
 	if err := checkPrivileges(plan); err != nil {
 		return err
 	}
+	// The host as it is now, printed and (for a new run) kept in the plan.
+	hs := interference.ReadHost()
+	if !resume {
+		plan.HostState = &hs
+	}
+	printHostState(os.Stderr, hs)
 	if out == "" {
 		out = "bench-" + started.Format("20060102-150405")
 	}
@@ -248,6 +259,30 @@ func runBench(cmd *cobra.Command, args []string) error {
 		return exitError{bench.ExitIncomplete}
 	}
 	return nil
+}
+
+// printHostState prints the host's condition and what in it weakens
+// wall-time comparisons.
+func printHostState(w io.Writer, h sample.HostState) {
+	gov := strings.Join(h.Governors, ",")
+	if gov == "" {
+		gov = "not exposed"
+	}
+	na := func(s string) string {
+		if s == "" {
+			return "not exposed"
+		}
+		return s
+	}
+	iso := h.IsolatedCPUs
+	if iso == "" {
+		iso = "none"
+	}
+	fmt.Fprintf(w, "vigil bench: host: governor %s, boost %s, SMT %s, isolated CPUs %s, load %.2f, %d MiB available, swap %d/%d MiB used\n",
+		gov, na(h.Boost), na(h.SMT), iso, h.Load1, h.MemAvailable>>20, max(h.SwapUsed, 0)>>20, max(h.SwapTotal, 0)>>20)
+	for _, warn := range h.Warnings {
+		fmt.Fprintf(w, "vigil bench: warning: %s\n", warn)
+	}
 }
 
 // checkPrivileges refuses Runner arms without root; bare and B run

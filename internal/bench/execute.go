@@ -14,7 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/interference"
 	"vigil/internal/memcg"
+	"vigil/internal/sample"
 )
 
 // spawnScript starts a sample. Its $0 is the v1 memory cgroup to join ("" for
@@ -72,9 +74,11 @@ type Measurement struct {
 	ExitCode   int
 	// Stragglers counts descendants still alive after the command exited,
 	// which were killed.
-	Stragglers  int
-	Interrupted bool // stopped because ctx was cancelled
-	TimedOut    bool
+	Stragglers int
+	// Interference is the host's activity besides the sample meanwhile.
+	Interference sample.Interference
+	Interrupted  bool // stopped because ctx was cancelled
+	TimedOut     bool
 }
 
 // Run runs argv with extra env in dir, stdout/stderr to the given files.
@@ -126,7 +130,8 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 	// which then stops the sample in order.
 	sh.SysProcAttr.Setpgid = true
 
-	m.Start = time.Now()
+	before := interference.Take()
+	m.Start = before.At
 	if err := sh.Start(); err != nil {
 		pw.Close()
 		gr.Close()
@@ -172,6 +177,10 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 	m.User += time.Duration(r.usage.Utime.Nano())
 	m.Sys += time.Duration(r.usage.Stime.Nano())
 	m.MaxRSS = r.usage.Maxrss * 1024 // Linux reports KiB
+	after := interference.Take()
+	after.At = r.at
+	m.Interference = interference.Measure(before, after, interference.Tree{
+		CPU: m.User + m.Sys, Voluntary: r.usage.Nvcsw + shCsw(sh.ProcessState, true), Preempted: r.usage.Nivcsw + shCsw(sh.ProcessState, false)})
 
 	// Descendants that outlive the command are stragglers: killed (they
 	// would disturb the next sample), counted, and reaped if they were
@@ -269,6 +278,21 @@ func addUsage(m *Measurement, st *os.ProcessState) {
 		m.User += time.Duration(ru.Utime.Nano())
 		m.Sys += time.Duration(ru.Stime.Nano())
 	}
+}
+
+// shCsw is the spawning shell's voluntary (or involuntary) context switches.
+func shCsw(st *os.ProcessState, voluntary bool) int64 {
+	if st == nil {
+		return 0
+	}
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if voluntary {
+		return ru.Nvcsw
+	}
+	return ru.Nivcsw
 }
 
 func exitCode(st *os.ProcessState) int {

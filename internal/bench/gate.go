@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"vigil/internal/interference"
 	"vigil/internal/runner"
 	"vigil/internal/sample"
 	"vigil/internal/workload"
@@ -21,6 +22,8 @@ type sampleRun struct {
 	cell     sample.Cell
 	userMode bool
 	paths    samplePaths
+	// maxForeign is the interference gate (plan max_foreign_cpus).
+	maxForeign float64
 }
 
 // assess fills the measured, observed and gated fields of s. Every reason
@@ -46,8 +49,15 @@ func assess(s *sample.Sample, ev sampleRun) {
 		RetainedLastIndex:   -1,
 	}
 
+	in := m.Interference
+	s.Interference = &in
+
 	var reasons []string
 	fail := func(format string, args ...any) { reasons = append(reasons, fmt.Sprintf(format, args...)) }
+	if interference.Contended(&in, ev.maxForeign) {
+		s.Contended = true
+		fail("%s", interference.Reason(ev.maxForeign))
+	}
 	switch {
 	case m.TimedOut:
 		fail("timed out after %s", m.Wall.Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,8 +30,10 @@ type Options struct {
 	Seed        int64
 	SeedSet     bool // false: derive the seed from the clock
 	MaxReruns   int
-	Shard       string
-	Command     []string // user command; empty for the built-in agent
+	// MaxForeignCPUs is the interference gate (0: off).
+	MaxForeignCPUs float64
+	Shard          string
+	Command        []string // user command; empty for the built-in agent
 }
 
 // NewPlan resolves opts into a plan for this host.
@@ -52,6 +55,9 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 	if opts.MaxReruns < 0 {
 		return sample.Plan{}, fmt.Errorf("--max-reruns %d: must not be negative", opts.MaxReruns)
 	}
+	if !(opts.MaxForeignCPUs >= 0) || math.IsInf(opts.MaxForeignCPUs, 0) {
+		return sample.Plan{}, fmt.Errorf("--max-foreign-cpus %v: want a number of CPUs >= 0 (0 turns the gate off)", opts.MaxForeignCPUs)
+	}
 	if opts.Order != OrderRandom && opts.Order != OrderCounterbalanced {
 		return sample.Plan{}, fmt.Errorf("--order %q: want random or counterbalanced", opts.Order)
 	}
@@ -66,20 +72,21 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		seed = now.UnixNano() & (1<<53 - 1)
 	}
 	return sample.Plan{
-		Schema:      sample.PlanSchema,
-		CreatedUnix: now.Unix(),
-		Arms:        labels,
-		ArmKinds:    kinds,
-		Cells:       cells,
-		Blocks:      opts.Blocks,
-		Warmup:      opts.Warmup,
-		Order:       opts.Order,
-		Seed:        seed,
-		MaxReruns:   opts.MaxReruns,
-		Shard:       shard.String(),
-		Command:     opts.Command,
-		Host:        host,
-		Versions:    versions,
+		Schema:         sample.PlanSchema,
+		CreatedUnix:    now.Unix(),
+		Arms:           labels,
+		ArmKinds:       kinds,
+		Cells:          cells,
+		Blocks:         opts.Blocks,
+		Warmup:         opts.Warmup,
+		Order:          opts.Order,
+		Seed:           seed,
+		MaxReruns:      opts.MaxReruns,
+		MaxForeignCPUs: opts.MaxForeignCPUs,
+		Shard:          shard.String(),
+		Command:        opts.Command,
+		Host:           host,
+		Versions:       versions,
 	}, nil
 }
 
@@ -105,6 +112,8 @@ func ResumeConflicts(saved sample.Plan, fresh sample.Plan, changed []string) err
 			a, b = saved.MaxReruns, fresh.MaxReruns
 		case "shard":
 			a, b = saved.Shard, fresh.Shard
+		case "max-foreign-cpus":
+			a, b = saved.MaxForeignCPUs, fresh.MaxForeignCPUs
 		case "command":
 			a, b = saved.Command, fresh.Command
 		default:
@@ -188,3 +197,9 @@ func LoadPlan(dir string) (sample.Plan, error) {
 	}
 	return p, nil
 }
+
+// DefaultMaxForeignCPUs is the interference gate's default: a sample is
+// contended when, on average, more than this many CPUs were busy outside
+// it. On a quiet 2-core host the figure stays below 0.1 (the harness and
+// system daemons); one CPU-bound process beside the run adds about 1.
+const DefaultMaxForeignCPUs = 0.5

@@ -292,7 +292,7 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 		// being recorded as the sample's fault.
 		return false, fmt.Errorf("sample %s: %v%s", s.ID, err, stderrTail(paths.Stderr))
 	}
-	assess(s, sampleRun{m: m, kind: s.ArmKind, cell: cell, userMode: len(user) > 0, paths: paths})
+	assess(s, sampleRun{m: m, kind: s.ArmKind, cell: cell, userMode: len(user) > 0, paths: paths, maxForeign: r.cfg.Plan.MaxForeignCPUs})
 	if r.cfg.KeepArtifacts {
 		if err := keep(paths, filepath.Join(r.cfg.OutDir, "artifacts", s.ID)); err != nil {
 			return false, fmt.Errorf("--keep-artifacts: %v", err)

@@ -35,7 +35,8 @@ func Build(plans []sample.Plan, samples [][]sample.Sample, sources []string, o O
 func buildRun(r *run, o Options) *Run {
 	p := r.plan
 	out := &Run{HostClass: p.Host.HostClass, Host: p.Host, Seed: p.Seed, Shards: r.shards, Versions: p.Versions,
-		Arms: p.Arms, ArmKinds: p.ArmKinds, Blocks: p.Blocks, Warmup: p.Warmup, Order: p.Order, Samples: len(r.samples)}
+		Arms: p.Arms, ArmKinds: p.ArmKinds, Blocks: p.Blocks, Warmup: p.Warmup, Order: p.Order, Samples: len(r.samples),
+		HostState: p.HostState, MaxForeignCPUs: p.MaxForeignCPUs}
 	if out.Versions == nil {
 		out.Versions = map[string]string{}
 	}
@@ -57,6 +58,7 @@ func buildRun(r *run, o Options) *Run {
 		}
 		cs.Kernel = kernelFidelity(r, cell)
 		cs.Spans = spanFidelity(r, cell)
+		cs.Interference = cellInterference(r, cell.Name, cs.Arms, p.MaxForeignCPUs)
 		out.Cells = append(out.Cells, cs)
 	}
 	out.Noise = noiseFloor(out.Cells, o.Confidence)

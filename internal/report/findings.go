@@ -110,6 +110,9 @@ func findings(s *Summary) []Finding {
 				},
 			}))
 		}
+		if f, ok := interferenceFinding(r); ok {
+			add(withBase(base, f))
+		}
 		add(withBase(base, completenessFinding(r)))
 	}
 	return out
@@ -240,15 +243,22 @@ func decompositionFindings(r *Run) []Finding {
 				parts = append(parts, fmt.Sprintf("%s in %s", v, strings.Join(cells, ", ")))
 			}
 		}
+		nonClaims := []string{
+			"\"Additive\" means the interaction lies within the stated tolerance, not that it is exactly zero.",
+			"\"Inconclusive\" is not evidence of an interaction; it says this budget cannot decide.",
+			"No claim about other cells, workloads or host classes.",
+		}
+		if key == "wall" {
+			if hc := highCells(r); len(hc) > 0 {
+				nonClaims = append(nonClaims, fmt.Sprintf("Interference stayed high in %s (see Host interference): the verdicts there may describe the host, not the arms.", joinList(hc)))
+			}
+			a.lines = append(a.lines, noiseCitation(r))
+		}
 		out = append(out, Finding{
-			Title:    fmt.Sprintf("%s decomposition (Runner + OpenTelemetry)", what),
-			Claim:    fmt.Sprintf("%s decomposition of the two layers' costs: %s.", what, strings.Join(parts, "; ")),
-			Evidence: append(a.lines, a.extra...),
-			NonClaims: []string{
-				"\"Additive\" means the interaction lies within the stated tolerance, not that it is exactly zero.",
-				"\"Inconclusive\" is not evidence of an interaction; it says this budget cannot decide.",
-				"No claim about other cells, workloads or host classes.",
-			},
+			Title:     fmt.Sprintf("%s decomposition (Runner + OpenTelemetry)", what),
+			Claim:     fmt.Sprintf("%s decomposition of the two layers' costs: %s.", what, strings.Join(parts, "; ")),
+			Evidence:  append(a.lines, a.extra...),
+			NonClaims: nonClaims,
 		})
 	}
 	return out
@@ -414,6 +424,15 @@ func completenessFinding(r *Run) Finding {
 		Evidence:  ev,
 		NonClaims: []string{"Discarded samples are not re-weighted or imputed."},
 	}
+}
+
+// noiseCitation is the A/A false-difference rate of this run, cited
+// beside wall-time claims, or a note that none was measured.
+func noiseCitation(r *Run) string {
+	if r.Noise == nil {
+		return "A/A noise floor: not measured in this run (vigil bench --aa measures it beside the arms)"
+	}
+	return "A/A noise floor on this host: " + r.Noise.Text
 }
 
 func sortedKeys[V any](m map[string]V) []string {

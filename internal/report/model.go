@@ -35,16 +35,21 @@ type Run struct {
 	Samples   int               `json:"samples"`
 	Cells     []*CellSummary    `json:"cells"`
 	Noise     *NoiseFloor       `json:"noise_floor,omitempty"`
+	// HostState is the host before the run (plan.json); MaxForeignCPUs
+	// the interference gate it ran with (0: off).
+	HostState      *sample.HostState `json:"host_state,omitempty"`
+	MaxForeignCPUs float64           `json:"max_foreign_cpus"`
 }
 
 // CellSummary holds everything computed for one cell of a run.
 type CellSummary struct {
 	sample.Cell
-	Arms          []*ArmSummary   `json:"arms"`
-	Comparisons   []*Comparison   `json:"comparisons"`
-	Decomposition []*Interaction  `json:"decomposition,omitempty"`
-	Kernel        *KernelFidelity `json:"kernel_fidelity,omitempty"`
-	Spans         *SpanFidelity   `json:"span_fidelity,omitempty"`
+	Arms          []*ArmSummary     `json:"arms"`
+	Comparisons   []*Comparison     `json:"comparisons"`
+	Decomposition []*Interaction    `json:"decomposition,omitempty"`
+	Kernel        *KernelFidelity   `json:"kernel_fidelity,omitempty"`
+	Spans         *SpanFidelity     `json:"span_fidelity,omitempty"`
+	Interference  *CellInterference `json:"interference,omitempty"`
 }
 
 // ArmSummary is the per-arm table of one cell.

@@ -38,6 +38,12 @@ type Plan struct {
 	Order       string            `json:"order"` // "random" or "counterbalanced"
 	Seed        int64             `json:"seed"`
 	MaxReruns   int               `json:"max_reruns"`
+	// MaxForeignCPUs is the interference gate: a sample during which more
+	// CPUs than this were busy outside it, on average, is contended and
+	// re-measured. 0 turns the gate off.
+	MaxForeignCPUs float64 `json:"max_foreign_cpus"`
+	// HostState is the host's condition when the run was planned.
+	HostState *HostState `json:"host_state,omitempty"`
 	Shard       string            `json:"shard"`             // "i/n"
 	Command     []string          `json:"command,omitempty"` // user command, when not the built-in agent
 	Host        Host              `json:"host"`
@@ -93,6 +99,11 @@ type Sample struct {
 
 	Calibration Calibration `json:"calibration"`
 
+	// Interference is what the host did besides this sample while it ran;
+	// Contended marks a sample that failed the interference gate.
+	Interference *Interference `json:"interference,omitempty"`
+	Contended    bool          `json:"contended,omitempty"`
+
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 
@@ -132,4 +143,44 @@ type Calibration struct {
 	RetainedFirstIndex int   `json:"retained_first_index"`
 	RetainedLastIndex  int   `json:"retained_last_index"`
 	SpanMatch          *bool `json:"span_match,omitempty"`
+}
+
+// Interference is the host's activity outside a sample while it ran. A
+// nil figure is one the host could not provide (Unavailable says why).
+type Interference struct {
+	// ForeignCPUs is the average number of CPUs busy outside the sample's
+	// process tree (host busy time from /proc/stat, 10 ms ticks, minus the
+	// tree's rusage CPU, over wall time).
+	ForeignCPUs *float64 `json:"foreign_cpus"`
+	// *PressureSome are the host's pressure-stall "some" shares over the
+	// sample: the fraction of wall time at least one task waited for CPU,
+	// I/O or memory (the sample's own tasks included).
+	CPUPressureSome    *float64 `json:"cpu_pressure_some"`
+	IOPressureSome     *float64 `json:"io_pressure_some"`
+	MemoryPressureSome *float64 `json:"memory_pressure_some"`
+	// Context switches of the sample's tree (rusage of the reaped tree).
+	VoluntaryCtxSwitches   *int64 `json:"voluntary_ctx_switches"`
+	InvoluntaryCtxSwitches *int64 `json:"involuntary_ctx_switches"`
+	CPUMigrations          *int64 `json:"cpu_migrations"`
+	// Load1AtStart is the one-minute load average when the sample began.
+	Load1AtStart *float64 `json:"load1_at_start"`
+	// Unavailable names each missing figure and why.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// HostState is what a benchmark's host looked like before it started
+// (like pyperf's system show). Empty strings and -1 are figures the host
+// does not expose.
+type HostState struct {
+	Governors    []string `json:"governors"`     // distinct cpufreq scaling governors
+	Boost        string   `json:"boost"`         // "on", "off" or "" (not exposed)
+	SMT          string   `json:"smt"`           // "on", "off" or ""
+	IsolatedCPUs string   `json:"isolated_cpus"` // kernel isolcpus list, "" for none
+	MemAvailable int64    `json:"mem_available_bytes"`
+	SwapTotal    int64    `json:"swap_total_bytes"`
+	SwapUsed     int64    `json:"swap_used_bytes"`
+	Load1        float64  `json:"load1"`
+	CPUPressure  float64  `json:"cpu_pressure_some_avg10"` // -1 without PSI
+	// Warnings are the conditions that make wall time less trustworthy.
+	Warnings []string `json:"warnings"`
 }

@@ -1,0 +1,128 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"vigil/internal/sample"
+)
+
+// withInterference gives every sample an interference record: foreign
+// CPUs from fn, contended when the sample was discarded as such.
+func withInterference(ss []sample.Sample, fn func(s *sample.Sample) float64) {
+	for i := range ss {
+		s := &ss[i]
+		if strings.HasPrefix(s.InvalidReason, "contended") {
+			s.Contended = true
+		}
+		v := fn(s)
+		s.Interference = &sample.Interference{ForeignCPUs: &v}
+	}
+}
+
+func findingTitled(s *Summary, title string) *Finding {
+	for i := range s.Findings {
+		if s.Findings[i].Title == title {
+			return &s.Findings[i]
+		}
+	}
+	return nil
+}
+
+func TestInterferenceFinding(t *testing.T) {
+	four := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC},
+		blocks: 10, seed: 3, cells: []sample.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
+
+	t.Run("quiet host", func(t *testing.T) {
+		p, ss := four.build()
+		p.MaxForeignCPUs = 0.5
+		withInterference(ss, func(*sample.Sample) float64 { return 0.04 })
+		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"quiet"}, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := findingTitled(s, "Host interference")
+		if f == nil || !strings.Contains(f.Claim, "stayed low") || strings.Contains(f.Claim, "HIGH") {
+			t.Fatalf("finding %+v; want interference low", f)
+		}
+		ci := s.Runs[0].Cells[1].Interference
+		if ci.Measured != 40 || ci.Contended != 0 || ci.UsedMedianForeignCPUs != 0.04 || len(ci.Points) != 40 {
+			t.Errorf("cell interference %+v", ci)
+		}
+		w := findingTitled(s, "Wall time decomposition (Runner + OpenTelemetry)")
+		for _, nc := range w.NonClaims {
+			if strings.Contains(nc, "Interference stayed high") {
+				t.Errorf("a quiet run flagged: %q", nc)
+			}
+		}
+	})
+
+	t.Run("a hog beside one cell", func(t *testing.T) {
+		g := four
+		// Half the first attempts of x1000 ran beside a hog, were
+		// contended and re-measured.
+		g.invalid = func(c sample.Cell, arm string, block int) string {
+			if c.Name == "x1000" && block%2 == 0 {
+				return "contended: more than 0.50 CPUs busy outside the sample on average"
+			}
+			return ""
+		}
+		p, ss := g.build()
+		p.MaxForeignCPUs = 0.5
+		withInterference(ss, func(s *sample.Sample) float64 {
+			if s.Contended {
+				return 1.1
+			}
+			return 0.05
+		})
+		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"hog"}, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := s.Runs[0].Cells[1].Interference
+		if ci.Contended != 20 || ci.Measured != 60 || !ci.High {
+			t.Errorf("x1000 interference %+v; want 20 of 60 contended, high", ci)
+		}
+		if s.Runs[0].Cells[0].Interference.High {
+			t.Error("the quiet cell is flagged")
+		}
+		f := findingTitled(s, "Host interference")
+		if f == nil || !strings.Contains(f.Claim, "HIGH in x1000") {
+			t.Fatalf("finding %+v", f)
+		}
+		w := findingTitled(s, "Wall time decomposition (Runner + OpenTelemetry)")
+		flagged := false
+		for _, nc := range w.NonClaims {
+			flagged = flagged || strings.Contains(nc, "Interference stayed high in x1000")
+		}
+		if !flagged {
+			t.Errorf("the wall-time verdicts are not flagged: %q", w.NonClaims)
+		}
+		if a := s.Runs[0].Cells[1].Arms[0]; a.ByReason["contended: more than 0.50 CPUs busy outside the sample on average"] != 5 {
+			t.Errorf("contended samples not counted under one reason: %v", a.ByReason)
+		}
+	})
+
+	t.Run("gate off, busy host", func(t *testing.T) {
+		p, ss := four.build()
+		withInterference(ss, func(*sample.Sample) float64 { return 0.9 })
+		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"off"}, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := findingTitled(s, "Host interference"); f == nil || !strings.Contains(f.Claim, "gate off") || !strings.Contains(f.Claim, "HIGH") {
+			t.Errorf("finding %+v; want the gate off and interference high", f)
+		}
+	})
+
+	t.Run("samples without records", func(t *testing.T) {
+		p, ss := four.build()
+		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"old"}, DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if findingTitled(s, "Host interference") != nil || s.Runs[0].Cells[0].Interference != nil {
+			t.Error("interference reported for samples that have no record")
+		}
+	})
+}
