@@ -166,6 +166,13 @@ func renderRunHTML(b *strings.Builder, r *Run) {
 			figure(b, cap, interactionPlot(what+" interaction per block, cell "+cs.Name, it))
 		}
 		figure(b, "Memory by arm ("+memLabel+")", stripBox("Memory by arm, cell "+cs.Name, memLabel, "bytes", memv))
+		if ci := cs.Interference; ci != nil {
+			cap := fmt.Sprintf("Interference over time: %d of %d samples contended", ci.Contended, ci.Measured)
+			if ci.High {
+				cap += " " + badge("high")
+			}
+			figure(b, cap, interferencePlot("Wall time and foreign CPU over time, cell "+cs.Name, ci, r.MaxForeignCPUs))
+		}
 		b.WriteString(`</div>`)
 		decompositionHTML(b, cs)
 		fidelityHTML(b, cs)

@@ -98,6 +98,15 @@ func TestInterferenceFinding(t *testing.T) {
 		if !flagged {
 			t.Errorf("the wall-time verdicts are not flagged: %q", w.NonClaims)
 		}
+		page, err := renderHTML(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"Interference over time: 20 of 60 samples contended", `aria-label="Wall time and foreign CPU over time, cell x1000"`, "gate 0.50 CPUs"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("report.html lacks %q", want)
+			}
+		}
 		if a := s.Runs[0].Cells[1].Arms[0]; a.ByReason["contended: more than 0.50 CPUs busy outside the sample on average"] != 5 {
 			t.Errorf("contended samples not counted under one reason: %v", a.ByReason)
 		}

@@ -270,3 +270,64 @@ func interactionPlot(title string, it *Interaction) string {
 	s.WriteString(`</svg>`)
 	return s.String()
 }
+
+// interferencePlot draws two panels over the run's time: wall time of
+// each sample (top) and the CPUs busy outside it (bottom), with the gate
+// as a line; contended samples are marked, so a hog shows as a band of
+// both.
+func interferencePlot(title string, ci *CellInterference, gate float64) string {
+	if ci == nil || len(ci.Points) == 0 {
+		return ""
+	}
+	t0, t1 := ci.Points[0].Seconds, ci.Points[len(ci.Points)-1].Seconds
+	if t1 <= t0 {
+		t0, t1 = t0-1, t1+1
+	}
+	wmax, fmax := 0.0, math.Max(gate, 0.1)
+	for _, p := range ci.Points {
+		wmax = math.Max(wmax, float64(p.WallNS))
+		if p.ForeignCPUs != nil {
+			fmax = math.Max(fmax, *p.ForeignCPUs)
+		}
+	}
+	div, ul := axisUnit("ns", wmax)
+	w, h := 560.0, 300.0
+	left, right, top, mid, bottom := 64.0, 16.0, 14.0, 150.0, 34.0
+	px := func(t float64) float64 { return left + (t-t0)/(t1-t0)*(w-left-right-20) + 10 }
+	wy := func(v float64) float64 { return top + (1-v/(wmax*1.08))*(mid-top-18) }
+	fy := func(v float64) float64 { return mid + (1-v/(fmax*1.08))*(h-bottom-mid) }
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" role="img" aria-label="%s"><title>%s</title><desc>top: wall time per sample; bottom: CPUs busy outside the sample, dashed line the gate; hollow points are contended samples (re-measured)</desc>`,
+		w, h, html.EscapeString(title), html.EscapeString(title))
+	for _, t := range niceTicks(0, wmax*1.08/div, 3) {
+		fmt.Fprintf(&s, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/><text x="%.1f" y="%.1f" class="tick" text-anchor="end">%s</text>`,
+			left, wy(t*div), w-right, wy(t*div), left-6, wy(t*div)+4, tickLabel(t))
+	}
+	for _, t := range niceTicks(0, fmax*1.08, 3) {
+		fmt.Fprintf(&s, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="grid"/><text x="%.1f" y="%.1f" class="tick" text-anchor="end">%s</text>`,
+			left, fy(t), w-right, fy(t), left-6, fy(t)+4, tickLabel(t))
+	}
+	fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" class="tick">wall (%s)</text><text x="%.1f" y="%.1f" class="tick">foreign CPUs</text>`, left+4, top+8, ul, left+4, mid+8)
+	if gate > 0 {
+		fmt.Fprintf(&s, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="zero" stroke-dasharray="4 3"><title>gate %.2f CPUs</title></line>`, left, fy(gate), w-right, fy(gate), gate)
+	}
+	for _, p := range ci.Points {
+		fill := colorOf(p.ArmKind)
+		style := fmt.Sprintf(`fill="%s"`, fill)
+		if p.Contended {
+			style = fmt.Sprintf(`fill="none" stroke="%s" stroke-width="1.5"`, fill)
+		}
+		label := fmt.Sprintf("%s at %.1f s: %s", p.Arm, p.Seconds, fmtUnit(float64(p.WallNS), "ns"))
+		fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="2.8" %s><title>%s</title></circle>`, px(p.Seconds), wy(float64(p.WallNS)), style, html.EscapeString(label))
+		if p.ForeignCPUs != nil {
+			fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="2.8" %s><title>%s; %.2f foreign CPUs</title></circle>`, px(p.Seconds), fy(*p.ForeignCPUs), style, html.EscapeString(label), *p.ForeignCPUs)
+		}
+	}
+	fmt.Fprintf(&s, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="axis"/>`, left, h-bottom, w-right, h-bottom)
+	for _, t := range niceTicks(t0, t1, 6) {
+		fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" class="tick" text-anchor="middle">%s</text>`, px(t), h-bottom+14, tickLabel(t))
+	}
+	fmt.Fprintf(&s, `<text x="%.1f" y="%.1f" class="axislabel" text-anchor="middle">seconds since the run's first sample</text>`, (left+w-right)/2, h-4)
+	s.WriteString(`</svg>`)
+	return s.String()
+}
