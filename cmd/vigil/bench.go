@@ -120,7 +120,7 @@ func init() {
 	f.IntVar(&benchFlags.warmup, "warmup", 1, "warm-up blocks per cell, run first and discarded")
 	f.StringVar(&benchFlags.order, "order", bench.OrderRandom, "arm order within a block: random (seeded) or counterbalanced (rotations)")
 	f.Int64Var(&benchFlags.seed, "seed", 0, "seed for the arm orders (default: derived from the clock, printed and recorded)")
-	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", bench.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
+	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", interference.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
 	f.IntVar(&benchFlags.maxReruns, "max-reruns", 3, "re-measures allowed per cell and arm for invalid samples")
 	f.StringVar(&benchFlags.out, "out", "", "output directory (must be empty; default bench-YYYYMMDD-HHMMSS)")
 	f.StringVar(&benchFlags.resume, "resume", "", "continue the interrupted run in `DIR` (plan from DIR/plan.json)")

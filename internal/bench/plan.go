@@ -197,9 +197,3 @@ func LoadPlan(dir string) (sample.Plan, error) {
 	}
 	return p, nil
 }
-
-// DefaultMaxForeignCPUs is the interference gate's default: a sample is
-// contended when, on average, more than this many CPUs were busy outside
-// it. On a quiet 2-core host the figure stays below 0.1 (the harness and
-// system daemons); one CPU-bound process beside the run adds about 1.
-const DefaultMaxForeignCPUs = 0.5

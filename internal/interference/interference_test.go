@@ -26,6 +26,12 @@ func TestParseBusy(t *testing.T) {
 	}
 }
 
+func TestCountCPUs(t *testing.T) {
+	if n := countCPUs("cpu  1 2 3\ncpu0 1\ncpu1 2\ncpu12 3\nintr 5\n"); n != 3 {
+		t.Errorf("countCPUs = %d, want 3", n)
+	}
+}
+
 func TestParseSomeTotal(t *testing.T) {
 	got, ok := parseSomeTotal("some avg10=52.64 avg60=34.60 avg300=18.62 total=98507400\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n")
 	if !ok || got != 98507400 {
@@ -41,10 +47,10 @@ func TestParseSomeTotal(t *testing.T) {
 
 func TestMeasure(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	a := Snapshot{At: t0, BusyTicks: 1000, Load1: 0.25, PressureUS: map[string]int64{"cpu": 10, "io": 0, "memory": 5}}
+	a := Snapshot{At: t0, BusyTicks: 1000, CPUs: 2, Load1: 0.25, PressureUS: map[string]int64{"cpu": 10, "io": 0, "memory": 5}}
 	// 200 ms of wall; 30 ticks (300 ms of CPU) busy on the host, 100 ms
 	// of it the tree's: 1 CPU foreign on average.
-	b := Snapshot{At: t0.Add(200 * time.Millisecond), BusyTicks: 1030, Load1: 3, PressureUS: map[string]int64{"cpu": 50_010, "io": 20_000, "memory": 5}}
+	b := Snapshot{At: t0.Add(200 * time.Millisecond), BusyTicks: 1030, CPUs: 2, Load1: 3, PressureUS: map[string]int64{"cpu": 50_010, "io": 20_000, "memory": 5}}
 	in := Measure(a, b, Tree{CPU: 100 * time.Millisecond, Voluntary: 4, Preempted: 9})
 	if in.ForeignCPUs == nil || *in.ForeignCPUs != 1 {
 		t.Errorf("foreign CPUs %v, want 1", in.ForeignCPUs)
@@ -55,8 +61,13 @@ func TestMeasure(t *testing.T) {
 	if *in.VoluntaryCtxSwitches != 4 || *in.InvoluntaryCtxSwitches != 9 || *in.Load1AtStart != 0.25 || in.CPUMigrations != nil {
 		t.Errorf("switches %d/%d, load %v, migrations %v", *in.VoluntaryCtxSwitches, *in.InvoluntaryCtxSwitches, *in.Load1AtStart, in.CPUMigrations)
 	}
-	if !Contended(&in, 0.5) || Contended(&in, 1.5) || Contended(&in, 0) {
-		t.Errorf("Contended at 0.5, 1.5, 0 (off) = %v %v %v; want true false false", Contended(&in, 0.5), Contended(&in, 1.5), Contended(&in, 0))
+	// 2 CPUs × 10 ms over 200 ms: good to 0.1 CPU, so 1.0 is over 0.85
+	// but not over 0.95.
+	if *in.ForeignCPUsResolution != 0.1 {
+		t.Errorf("resolution %v, want 0.1", *in.ForeignCPUsResolution)
+	}
+	if !Contended(&in, 0.85) || Contended(&in, 0.95) || Contended(&in, 0) {
+		t.Errorf("Contended at 0.85, 0.95, 0 (off) = %v %v %v; want true false false", Contended(&in, 0.85), Contended(&in, 0.95), Contended(&in, 0))
 	}
 	if r := Reason(0.5); !strings.Contains(r, "0.50 CPUs") {
 		t.Errorf("Reason = %q", r)

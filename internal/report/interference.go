@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"vigil/internal/interference"
+
 	"vigil/internal/stats"
 )
 
@@ -22,6 +24,9 @@ type CellInterference struct {
 	// record; Contended those that failed the gate (and were re-measured).
 	Measured  int `json:"measured"`
 	Contended int `json:"contended"`
+	// UsedOver counts samples the statistics use whose foreign load was
+	// over the gate anyway (the gate was off, or looser than the default).
+	UsedOver int `json:"used_over_gate"`
 	// UsedMedianForeignCPUs and UsedMaxForeignCPUs describe the valid
 	// samples the statistics use (-1: no figure).
 	UsedMedianForeignCPUs float64 `json:"used_median_foreign_cpus"`
@@ -71,10 +76,17 @@ func cellInterference(r *run, cell string, arms []*ArmSummary, gate float64) *Ce
 	}
 	sort.SliceStable(ci.Points, func(i, j int) bool { return ci.Points[i].Seconds < ci.Points[j].Seconds })
 	var used []float64
+	limit := gate
+	if limit <= 0 || limit > interference.DefaultMaxForeignCPUs {
+		limit = interference.DefaultMaxForeignCPUs
+	}
 	for _, a := range arms {
 		for _, b := range a.blocks() {
 			if in := a.byBlock[b].Interference; in != nil && in.ForeignCPUs != nil {
 				used = append(used, *in.ForeignCPUs)
+				if interference.Over(in, limit) {
+					ci.UsedOver++
+				}
 			}
 		}
 	}
@@ -88,6 +100,9 @@ func cellInterference(r *run, cell string, arms []*ArmSummary, gate float64) *Ce
 	case share > highShare:
 		ci.High = true
 		ci.Why = fmt.Sprintf("%d of %d samples were contended (more than %.0f%%)", ci.Contended, ci.Measured, 100*highShare)
+	case len(used) > 0 && float64(ci.UsedOver)/float64(len(used)) > highShare:
+		ci.High = true
+		ci.Why = fmt.Sprintf("%d of the %d samples used ran beside more than %.2f CPUs of other work", ci.UsedOver, len(used), limit)
 	case gate > 0 && ci.UsedMedianForeignCPUs > highForeign*gate:
 		ci.High = true
 		ci.Why = fmt.Sprintf("the samples used ran beside a median %.2f CPUs of other work (over half the gate of %.2f)", ci.UsedMedianForeignCPUs, gate)
@@ -115,8 +130,8 @@ func interferenceFinding(r *Run) (Finding, bool) {
 		}
 		any = true
 		contended += ci.Contended
-		line := fmt.Sprintf("cell %s: %d of %d measured samples contended and re-measured; samples used: median %s, max %s CPUs busy outside them",
-			cs.Name, ci.Contended, ci.Measured, figureOr(ci.UsedMedianForeignCPUs), figureOr(ci.UsedMaxForeignCPUs))
+		line := fmt.Sprintf("cell %s: %d of %d measured samples contended and re-measured; samples used: median %s, max %s CPUs busy outside them, %d over the gate",
+			cs.Name, ci.Contended, ci.Measured, figureOr(ci.UsedMedianForeignCPUs), figureOr(ci.UsedMaxForeignCPUs), ci.UsedOver)
 		if ci.High {
 			line += " — HIGH: " + ci.Why
 			high = append(high, cs.Name)

@@ -28,26 +28,26 @@ type Cell struct {
 
 // Plan is the fully resolved benchmark plan (plan.json).
 type Plan struct {
-	Schema      string            `json:"schema"`
-	CreatedUnix int64             `json:"created_unix"`
-	Arms        []string          `json:"arms"`      // labels; an A/A run repeats an arm under two labels
-	ArmKinds    []string          `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
-	Cells       []Cell            `json:"cells"`
-	Blocks      int               `json:"blocks"`
-	Warmup      int               `json:"warmup"`
-	Order       string            `json:"order"` // "random" or "counterbalanced"
-	Seed        int64             `json:"seed"`
-	MaxReruns   int               `json:"max_reruns"`
+	Schema      string   `json:"schema"`
+	CreatedUnix int64    `json:"created_unix"`
+	Arms        []string `json:"arms"`      // labels; an A/A run repeats an arm under two labels
+	ArmKinds    []string `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
+	Cells       []Cell   `json:"cells"`
+	Blocks      int      `json:"blocks"`
+	Warmup      int      `json:"warmup"`
+	Order       string   `json:"order"` // "random" or "counterbalanced"
+	Seed        int64    `json:"seed"`
+	MaxReruns   int      `json:"max_reruns"`
 	// MaxForeignCPUs is the interference gate: a sample during which more
 	// CPUs than this were busy outside it, on average, is contended and
 	// re-measured. 0 turns the gate off.
 	MaxForeignCPUs float64 `json:"max_foreign_cpus"`
 	// HostState is the host's condition when the run was planned.
-	HostState *HostState `json:"host_state,omitempty"`
-	Shard       string            `json:"shard"`             // "i/n"
-	Command     []string          `json:"command,omitempty"` // user command, when not the built-in agent
-	Host        Host              `json:"host"`
-	Versions    map[string]string `json:"versions"`
+	HostState *HostState        `json:"host_state,omitempty"`
+	Shard     string            `json:"shard"`             // "i/n"
+	Command   []string          `json:"command,omitempty"` // user command, when not the built-in agent
+	Host      Host              `json:"host"`
+	Versions  map[string]string `json:"versions"`
 }
 
 // Host describes where samples were taken.
@@ -152,6 +152,9 @@ type Interference struct {
 	// process tree (host busy time from /proc/stat, 10 ms ticks, minus the
 	// tree's rusage CPU, over wall time).
 	ForeignCPUs *float64 `json:"foreign_cpus"`
+	// ForeignCPUsResolution is how far ForeignCPUs may be off from tick
+	// rounding alone (online CPUs × 10 ms / wall): large for short samples.
+	ForeignCPUsResolution *float64 `json:"foreign_cpus_resolution"`
 	// *PressureSome are the host's pressure-stall "some" shares over the
 	// sample: the fraction of wall time at least one task waited for CPU,
 	// I/O or memory (the sample's own tasks included).
