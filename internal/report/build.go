@@ -36,7 +36,12 @@ func buildRun(r *run, o Options) *Run {
 	p := r.plan
 	out := &Run{HostClass: p.Host.HostClass, Host: p.Host, Seed: p.Seed, Shards: r.shards, Versions: p.Versions,
 		Arms: p.Arms, ArmKinds: p.ArmKinds, Blocks: p.Blocks, Warmup: p.Warmup, Order: p.Order, Samples: len(r.samples),
-		HostState: p.HostState, MaxForeignCPUs: p.MaxForeignCPUs}
+		HostState: p.HostState, MaxForeignCPUs: p.MaxForeignCPUs, Sequential: p.Sequential}
+	// A sequential run decides at its last look's spent alpha.
+	od := o
+	if sq := p.Sequential; sq != nil && len(sq.Looks) > 0 {
+		od.Confidence = 1 - sq.Looks[len(sq.Looks)-1].Alpha
+	}
 	if out.Versions == nil {
 		out.Versions = map[string]string{}
 	}
@@ -53,8 +58,8 @@ func buildRun(r *run, o Options) *Run {
 				}
 			}
 		}
-		if it := decompose(cs.Arms, metricWall, o.WallFloorNS, o); it != nil {
-			cs.Decomposition = append(cs.Decomposition, it, decompose(cs.Arms, mm, o.MemFloorBytes, o))
+		if it := decompose(cs.Arms, metricWall, o.WallFloorNS, od); it != nil {
+			cs.Decomposition = append(cs.Decomposition, it, decompose(cs.Arms, mm, o.MemFloorBytes, od))
 		}
 		cs.Kernel = kernelFidelity(r, cell)
 		cs.Spans = spanFidelity(r, cell)

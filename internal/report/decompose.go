@@ -92,18 +92,42 @@ func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interact
 			it.Drift.Rho, it.Drift.P, fmtSigned(it.Drift.SlopePerBlock*float64(maxBlockSpan(idx)), m.unit), fmtUnit(tol, m.unit))
 		it.Stopping = &StoppingRule{Settleable: false,
 			Text: "more blocks of the same sampling will not settle it: the samples are not exchangeable across blocks; look for the drifting mechanism (warm-up, order, machine state) first"}
-	case sr.Lo >= -tol && sr.Hi <= tol:
+	case classify(sr, tol) == Additive:
 		it.Verdict = Additive
-		it.Reason = fmt.Sprintf("the %.0f%% interval lies within ±%s", 100*sr.Confidence, fmtUnit(tol, m.unit))
-	case sr.Lo > tol || sr.Hi < -tol:
+		it.Reason = fmt.Sprintf("the %s interval lies within ±%s", pct(sr.Confidence), fmtUnit(tol, m.unit))
+	case classify(sr, tol) == NotAdditive:
 		it.Verdict = NotAdditive
-		it.Reason = fmt.Sprintf("the %.0f%% interval lies entirely beyond ±%s", 100*sr.Confidence, fmtUnit(tol, m.unit))
+		it.Reason = fmt.Sprintf("the %s interval lies entirely beyond ±%s", pct(sr.Confidence), fmtUnit(tol, m.unit))
 	default:
 		it.Verdict = Inconclusive
 		it.Reason = fmt.Sprintf("the %.0f%% interval straddles the tolerance ±%s", 100*sr.Confidence, fmtUnit(tol, m.unit))
 		it.Stopping = stoppingRule(sr.Interval, it.Blocks, tol, m.unit)
 	}
 	return it
+}
+
+// classify is the verdict rule: additive when the interval lies within
+// ±tol, not additive when it lies entirely beyond, else inconclusive (also
+// when the interval does not reach its confidence).
+func classify(sr stats.SignedRankResult, tol float64) string {
+	switch {
+	case !sr.Achieved():
+		return Inconclusive
+	case sr.Lo >= -tol && sr.Hi <= tol:
+		return Additive
+	case sr.Lo > tol || sr.Hi < -tol:
+		return NotAdditive
+	}
+	return Inconclusive
+}
+
+// pct prints a confidence level: "95%", or "99.87%" for the strict levels
+// of early sequential looks.
+func pct(conf float64) string {
+	if math.Abs(conf*100-math.Round(conf*100)) < 1e-9 {
+		return fmt.Sprintf("%.0f%%", 100*conf)
+	}
+	return fmt.Sprintf("%.4g%%", 100*conf)
 }
 
 // stoppingRule scales the current interval half-width by sqrt(n/n') and

@@ -248,6 +248,9 @@ func decompositionFindings(r *Run) []Finding {
 			"\"Inconclusive\" is not evidence of an interaction; it says this budget cannot decide.",
 			"No claim about other cells, workloads or host classes.",
 		}
+		if sq := sequentialText(r); sq != "" {
+			a.lines = append(a.lines, sq)
+		}
 		if key == "wall" {
 			if hc := highCells(r); len(hc) > 0 {
 				nonClaims = append(nonClaims, fmt.Sprintf("Interference stayed high in %s (see Host interference): the verdicts there may describe the host, not the arms.", joinList(hc)))
@@ -424,6 +427,22 @@ func completenessFinding(r *Run) Finding {
 		Evidence:  ev,
 		NonClaims: []string{"Discarded samples are not re-weighted or imputed."},
 	}
+}
+
+// sequentialText names the group-sequential design of a run and its
+// looks, or "" for a fixed-size run.
+func sequentialText(r *Run) string {
+	sq := r.Sequential
+	if sq == nil || len(sq.Looks) == 0 {
+		return ""
+	}
+	var at []string
+	for _, l := range sq.Looks {
+		at = append(at, fmt.Sprint(l.Blocks))
+	}
+	last := sq.Looks[len(sq.Looks)-1]
+	return fmt.Sprintf("group-sequential design (%s): O'Brien–Fleming-type alpha spending (Lan–DeMets) over at most %d blocks, a look every %d blocks, each look tested at the alpha it spent (union bound: overall alpha %g); %s at %s blocks; verdicts at the last look's level %.4g (interval confidence %s)",
+		sq.Design, sq.MaxBlocks, sq.LookEvery, sq.Alpha, plural(len(sq.Looks), "look", "looks"), strings.Join(at, ", "), last.Alpha, pct(1-last.Alpha))
 }
 
 // noiseCitation is the A/A false-difference rate of this run, cited

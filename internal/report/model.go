@@ -39,6 +39,9 @@ type Run struct {
 	// the interference gate it ran with (0: off).
 	HostState      *sample.HostState `json:"host_state,omitempty"`
 	MaxForeignCPUs float64           `json:"max_foreign_cpus"`
+	// Sequential is the group-sequential design of the run, if any: its
+	// last look's level decides the decomposition verdicts.
+	Sequential *sample.Sequential `json:"sequential,omitempty"`
 }
 
 // CellSummary holds everything computed for one cell of a run.

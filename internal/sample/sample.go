@@ -42,6 +42,8 @@ type Plan struct {
 	// CPUs than this were busy outside it, on average, is contended and
 	// re-measured. 0 turns the gate off.
 	MaxForeignCPUs float64 `json:"max_foreign_cpus"`
+	// Sequential is set for a group-sequential run (--until-decided).
+	Sequential *Sequential `json:"sequential,omitempty"`
 	// HostState is the host's condition when the run was planned.
 	HostState *HostState        `json:"host_state,omitempty"`
 	Shard     string            `json:"shard"`             // "i/n"
@@ -186,4 +188,26 @@ type HostState struct {
 	CPUPressure  float64  `json:"cpu_pressure_some_avg10"` // -1 without PSI
 	// Warnings are the conditions that make wall time less trustworthy.
 	Warnings []string `json:"warnings"`
+}
+
+// Sequential is a group-sequential run: blocks are added a look at a time
+// until every decomposition verdict is decided or MaxBlocks is reached,
+// and look k decides at the alpha spent up to it, so that looking
+// repeatedly does not inflate false verdicts.
+type Sequential struct {
+	Design    string  `json:"design"`     // SequentialDesign
+	Alpha     float64 `json:"alpha"`      // overall two-sided level
+	MaxBlocks int     `json:"max_blocks"` // information fraction = blocks / MaxBlocks
+	LookEvery int     `json:"look_every"` // blocks added between looks
+	Looks     []Look  `json:"looks"`      // the looks taken so far
+}
+
+// SequentialDesign names the alpha-spending design vigil uses.
+const SequentialDesign = "obrien-fleming-spending-bonferroni"
+
+// Look is one interim analysis of a sequential run.
+type Look struct {
+	Blocks  int     `json:"blocks"`
+	Alpha   float64 `json:"alpha"`   // this look's nominal two-sided level
+	Decided bool    `json:"decided"` // every decomposition verdict was decided
 }
