@@ -24,22 +24,25 @@ import (
 )
 
 var benchFlags struct {
-	arms, cells string
-	custom      []string
-	blocks      int
-	warmup      int
-	order       string
-	seed        int64
-	maxReruns   int
-	maxForeign  float64
-	out, resume string
-	shard       string
-	quick       bool
-	keep        bool
-	timeout     time.Duration
-	workRoot    string
-	vigilBin    string
-	noReport    bool
+	arms, cells  string
+	custom       []string
+	blocks       int
+	warmup       int
+	order        string
+	seed         int64
+	maxReruns    int
+	maxForeign   float64
+	untilDecided bool
+	maxBlocks    int
+	lookEvery    int
+	out, resume  string
+	shard        string
+	quick        bool
+	keep         bool
+	timeout      time.Duration
+	workRoot     string
+	vigilBin     string
+	noReport     bool
 }
 
 var benchCmd = &cobra.Command{
@@ -121,6 +124,9 @@ func init() {
 	f.StringVar(&benchFlags.order, "order", bench.OrderRandom, "arm order within a block: random (seeded) or counterbalanced (rotations)")
 	f.Int64Var(&benchFlags.seed, "seed", 0, "seed for the arm orders (default: derived from the clock, printed and recorded)")
 	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", interference.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
+	f.BoolVar(&benchFlags.untilDecided, "until-decided", false, "add blocks a look at a time until every decomposition verdict is decided or --max-blocks is reached (group-sequential: O'Brien-Fleming-type alpha spending, so repeated looks do not inflate false verdicts); -n is the first look")
+	f.IntVar(&benchFlags.maxBlocks, "max-blocks", 60, "--until-decided: the most blocks per cell")
+	f.IntVar(&benchFlags.lookEvery, "look-every", 0, "--until-decided: blocks added between looks (default: -n)")
 	f.IntVar(&benchFlags.maxReruns, "max-reruns", 3, "re-measures allowed per cell and arm for invalid samples")
 	f.StringVar(&benchFlags.out, "out", "", "output directory (must be empty; default bench-YYYYMMDD-HHMMSS)")
 	f.StringVar(&benchFlags.resume, "resume", "", "continue the interrupted run in `DIR` (plan from DIR/plan.json)")
@@ -209,6 +215,17 @@ func runBench(cmd *cobra.Command, args []string) error {
 	if err := checkPrivileges(plan); err != nil {
 		return err
 	}
+	if benchFlags.untilDecided && !resume {
+		every := benchFlags.lookEvery
+		if every == 0 {
+			every = plan.Blocks
+		}
+		sq, err := bench.NewSequential(plan, 1-report.DefaultOptions().Confidence, plan.Blocks, every, benchFlags.maxBlocks)
+		if err != nil {
+			return err
+		}
+		plan.Sequential = sq
+	}
 	// The host as it is now, printed and (for a new run) kept in the plan.
 	hs := interference.ReadHost()
 	if !resume {
@@ -237,7 +254,12 @@ func runBench(cmd *cobra.Command, args []string) error {
 	if !benchFlags.noReport {
 		cfg.Report = writeBenchReport
 	}
-	res, err := bench.Run(ctx, cfg)
+	var res bench.Outcome
+	if plan.Sequential != nil {
+		res, err = bench.RunSequential(ctx, cfg, decided)
+	} else {
+		res, err = bench.Run(ctx, cfg)
+	}
 	if errors.Is(err, bench.ErrInterrupted) {
 		fmt.Fprintf(os.Stderr, "vigil bench: interrupted after %d samples this run; %s is intact; continue with: vigil bench --resume %s\n", res.Taken, filepath.Join(out, bench.SamplesFile), out)
 		return exitError{130}
@@ -283,6 +305,27 @@ func printHostState(w io.Writer, h sample.HostState) {
 	for _, warn := range h.Warnings {
 		fmt.Fprintf(w, "vigil bench: warning: %s\n", warn)
 	}
+}
+
+// decided reports whether every decomposition verdict of the samples is
+// decided at the level of the plan's last look.
+func decided(plan sample.Plan, samples []sample.Sample) (bool, error) {
+	sum, err := report.Build([]sample.Plan{plan}, [][]sample.Sample{samples}, nil, report.DefaultOptions())
+	if err != nil {
+		return false, err
+	}
+	any := false
+	for _, r := range sum.Runs {
+		for _, cs := range r.Cells {
+			for _, it := range cs.Decomposition {
+				any = true
+				if it.Verdict == report.Inconclusive {
+					return false, nil
+				}
+			}
+		}
+	}
+	return any, nil
 }
 
 // checkPrivileges refuses Runner arms without root; bare and B run
