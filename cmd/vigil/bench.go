@@ -33,6 +33,7 @@ var benchFlags struct {
 	maxReruns    int
 	maxForeign   float64
 	untilDecided bool
+	aa           bool
 	maxBlocks    int
 	lookEvery    int
 	out, resume  string
@@ -124,6 +125,7 @@ func init() {
 	f.StringVar(&benchFlags.order, "order", bench.OrderRandom, "arm order within a block: random (seeded) or counterbalanced (rotations)")
 	f.Int64Var(&benchFlags.seed, "seed", 0, "seed for the arm orders (default: derived from the clock, printed and recorded)")
 	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", interference.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
+	f.BoolVar(&benchFlags.aa, "aa", false, "A/A calibration: run the first arm of --arms a second time under its own label, interleaved like the others; the report gives the false-difference rate of these settings on this host and cites it beside every wall-time claim")
 	f.BoolVar(&benchFlags.untilDecided, "until-decided", false, "add blocks a look at a time until every decomposition verdict is decided or --max-blocks is reached (group-sequential: O'Brien-Fleming-type alpha spending, so repeated looks do not inflate false verdicts); -n is the first look")
 	f.IntVar(&benchFlags.maxBlocks, "max-blocks", 60, "--until-decided: the most blocks per cell")
 	f.IntVar(&benchFlags.lookEvery, "look-every", 0, "--until-decided: blocks added between looks (default: -n)")
@@ -172,8 +174,12 @@ func runBench(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("bench: command %q: %v", args[0], err)
 		}
 	}
+	arms := strings.Split(benchFlags.arms, ",")
+	if benchFlags.aa {
+		arms = append(arms, arms[0])
+	}
 	opts := bench.Options{
-		Arms: strings.Split(benchFlags.arms, ","), Cells: strings.Split(benchFlags.cells, ","),
+		Arms: arms, Cells: strings.Split(benchFlags.cells, ","),
 		CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
 		Order: benchFlags.order, Seed: benchFlags.seed, SeedSet: fl.Changed("seed"),
 		MaxReruns: benchFlags.maxReruns, Shard: benchFlags.shard, Command: args,

@@ -61,7 +61,7 @@ func TestBenchCommandBadInput(t *testing.T) {
 func TestBenchCommandResume(t *testing.T) {
 	testenv.RequireRoot(t) // runs samples in memory cgroups
 	out := filepath.Join(t.TempDir(), "out")
-	if err := runBenchCmd(t, "--arms", "bare,B", "--cells", "control", "-n", "2", "--warmup", "0", "--seed", "4", "--no-report", "--out", out, "--", "/bin/true"); err != nil {
+	if err := runBenchCmd(t, "--arms", "bare,B", "--cells", "control", "-n", "2", "--warmup", "0", "--seed", "4", "--no-report", "--max-foreign-cpus", "0", "--out", out, "--", "/bin/true"); err != nil {
 		t.Fatal(err)
 	}
 	err := runBenchCmd(t, "--resume", out, "-n", "3")

@@ -28,7 +28,10 @@ func TestAgentArmsFullRun(t *testing.T) {
 	testenv.RequireRoot(t)
 	vigil := vigilBinary(t)
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(vigil, "bench", "--arms", "bare,A,B,C", "--cells", "control,x1000,s500", "-n", "5", "--warmup", "1", "--seed", "20261129", "--out", out)
+	// The interference gate is off: this test checks the arms, and the
+	// test packages beside it load the host (TestContendedSamples checks
+	// the gate).
+	cmd := exec.Command(vigil, "bench", "--arms", "bare,A,B,C", "--cells", "control,x1000,s500", "-n", "5", "--warmup", "1", "--seed", "20261129", "--max-foreign-cpus", "0", "--out", out)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

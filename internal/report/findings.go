@@ -172,14 +172,19 @@ func armFindings(r *Run, confidence float64) []Finding {
 		if len(costs) > 0 {
 			claim += " Paired by block, " + strings.Join(costs, "; ") + "."
 		}
+		ev = append(ev, noiseCitation(r))
+		nonClaims := []string{
+			"Not a ranking of the Runner against OpenTelemetry in general: one deterministic workload, one cell, this host class.",
+			"Percentiles flagged as \"about the maximum\" are not tail estimates.",
+		}
+		if ci := cs.Interference; ci != nil && ci.High {
+			nonClaims = append(nonClaims, "Interference stayed high in this cell ("+ci.Why+"): these wall times may describe the host, not the arms.")
+		}
 		out = append(out, Finding{
-			Title:    fmt.Sprintf("Wall time and layer costs in cell %s", cs.Name),
-			Claim:    claim,
-			Evidence: ev,
-			NonClaims: []string{
-				"Not a ranking of the Runner against OpenTelemetry in general: one deterministic workload, one cell, this host class.",
-				"Percentiles flagged as \"about the maximum\" are not tail estimates.",
-			},
+			Title:     fmt.Sprintf("Wall time and layer costs in cell %s", cs.Name),
+			Claim:     claim,
+			Evidence:  ev,
+			NonClaims: nonClaims,
 		})
 	}
 	return out
