@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -226,7 +227,9 @@ func runBench(cmd *cobra.Command, args []string) error {
 		if every == 0 {
 			every = plan.Blocks
 		}
-		sq, err := bench.NewSequential(plan, 1-report.DefaultOptions().Confidence, plan.Blocks, every, benchFlags.maxBlocks)
+		// Rounded: 1 − 0.95 is 0.050000000000000044 in binary.
+		alpha := math.Round((1-report.DefaultOptions().Confidence)*1e9) / 1e9
+		sq, err := bench.NewSequential(plan, alpha, plan.Blocks, every, benchFlags.maxBlocks)
 		if err != nil {
 			return err
 		}
