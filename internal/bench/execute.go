@@ -55,6 +55,8 @@ type Executor struct {
 	// StragglerGrace is how long descendants may take to leave after the
 	// command exited before they are killed and counted.
 	StragglerGrace time.Duration
+	// CPUs, when set, pins every sample's process tree (--cpus).
+	CPUs *unix.CPUSet
 }
 
 // Measurement is what running one command yields.
@@ -132,7 +134,7 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 
 	before := interference.Take()
 	m.Start = before.At
-	if err := sh.Start(); err != nil {
+	if err := startPinned(e.CPUs, sh.Start); err != nil {
 		pw.Close()
 		gr.Close()
 		return m, fmt.Errorf("start /bin/sh: %w", err)

@@ -32,8 +32,10 @@ type Options struct {
 	MaxReruns   int
 	// MaxForeignCPUs is the interference gate (0: off).
 	MaxForeignCPUs float64
-	Shard          string
-	Command        []string // user command; empty for the built-in agent
+	// CPUs pins the samples (a kernel CPU list; "" for none).
+	CPUs    string
+	Shard   string
+	Command []string // user command; empty for the built-in agent
 }
 
 // NewPlan resolves opts into a plan for this host.
@@ -57,6 +59,11 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 	}
 	if !(opts.MaxForeignCPUs >= 0) || math.IsInf(opts.MaxForeignCPUs, 0) {
 		return sample.Plan{}, fmt.Errorf("--max-foreign-cpus %v: want a number of CPUs >= 0 (0 turns the gate off)", opts.MaxForeignCPUs)
+	}
+	if opts.CPUs != "" {
+		if _, err := ParseCPUList(opts.CPUs); err != nil {
+			return sample.Plan{}, err
+		}
 	}
 	if opts.Order != OrderRandom && opts.Order != OrderCounterbalanced {
 		return sample.Plan{}, fmt.Errorf("--order %q: want random or counterbalanced", opts.Order)
@@ -83,6 +90,7 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		Seed:           seed,
 		MaxReruns:      opts.MaxReruns,
 		MaxForeignCPUs: opts.MaxForeignCPUs,
+		CPUs:           opts.CPUs,
 		Shard:          shard.String(),
 		Command:        opts.Command,
 		Host:           host,
@@ -112,6 +120,8 @@ func ResumeConflicts(saved sample.Plan, fresh sample.Plan, changed []string) err
 			a, b = saved.MaxReruns, fresh.MaxReruns
 		case "shard":
 			a, b = saved.Shard, fresh.Shard
+		case "cpus":
+			a, b = saved.CPUs, fresh.CPUs
 		case "max-foreign-cpus":
 			a, b = saved.MaxForeignCPUs, fresh.MaxForeignCPUs
 		case "command":

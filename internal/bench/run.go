@@ -147,6 +147,11 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		prog.Logf("no memory cgroup (%s): tree_peak_bytes will be -1", cfg.Memcg.Reason())
 	}
 	exe := &Executor{Memcg: cfg.Memcg, Timeout: cfg.Timeout, StopGrace: 5 * time.Second, StragglerGrace: 2 * time.Second}
+	if p.CPUs != "" {
+		if exe.CPUs, err = ParseCPUList(p.CPUs); err != nil {
+			return out, err
+		}
+	}
 	r := &sampler{cfg: cfg, exe: exe, root: root}
 
 	for _, b := range blocks {

@@ -44,6 +44,9 @@ type Plan struct {
 	MaxForeignCPUs float64 `json:"max_foreign_cpus"`
 	// Sequential is set for a group-sequential run (--until-decided).
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// CPUs pins every sample's process tree to these CPUs (a kernel CPU
+	// list, --cpus); empty: no pinning.
+	CPUs string `json:"cpus,omitempty"`
 	// HostState is the host's condition when the run was planned.
 	HostState *HostState        `json:"host_state,omitempty"`
 	Shard     string            `json:"shard"`             // "i/n"
