@@ -36,6 +36,7 @@ var benchFlags struct {
 	untilDecided bool
 	aa           bool
 	cpus         string
+	runnerCPUs   string
 	maxBlocks    int
 	lookEvery    int
 	out, resume  string
@@ -128,6 +129,7 @@ func init() {
 	f.Int64Var(&benchFlags.seed, "seed", 0, "seed for the arm orders (default: derived from the clock, printed and recorded)")
 	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", interference.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
 	f.StringVar(&benchFlags.cpus, "cpus", "", "pin every sample's process tree to `LIST` (kernel CPU list, e.g. 1 or 0-1,3); kept in plan.json")
+	f.StringVar(&benchFlags.runnerCPUs, "runner-cpus", "", "in the Runner arms, pin vigil record itself to `LIST`, apart from the workload (which runs on --cpus, or the sample's CPUs)")
 	f.BoolVar(&benchFlags.aa, "aa", false, "A/A calibration: run the first arm of --arms a second time under its own label, interleaved like the others; the report gives the false-difference rate of these settings on this host and cites it beside every wall-time claim")
 	f.BoolVar(&benchFlags.untilDecided, "until-decided", false, "add blocks a look at a time until every decomposition verdict is decided or --max-blocks is reached (group-sequential: O'Brien-Fleming-type alpha spending, so repeated looks do not inflate false verdicts); -n is the first look")
 	f.IntVar(&benchFlags.maxBlocks, "max-blocks", 60, "--until-decided: the most blocks per cell")
@@ -186,7 +188,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 		CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
 		Order: benchFlags.order, Seed: benchFlags.seed, SeedSet: fl.Changed("seed"),
 		MaxReruns: benchFlags.maxReruns, Shard: benchFlags.shard, Command: args,
-		MaxForeignCPUs: benchFlags.maxForeign, CPUs: benchFlags.cpus,
+		MaxForeignCPUs: benchFlags.maxForeign, CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs,
 	}
 	host := bench.HostInfo()
 	fresh, err := bench.NewPlan(opts, host, bench.Versions(version, vigilBin, args))

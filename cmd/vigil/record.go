@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"vigil/internal/affinity"
 	"vigil/internal/attest"
 	"vigil/internal/runner"
 )
@@ -18,7 +19,7 @@ import (
 func init() {
 	var o runner.Options
 	var quiet bool
-	var signKey, maxMemory string
+	var signKey, maxMemory, cpus, runnerCPUs string
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
 		Short: "Run a command under kernel observation and write an evidence archive (root)",
@@ -94,6 +95,17 @@ Exit codes:
 			// unaffected: exec resets caught signals to the default.
 			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			o.Argv = args
+			var err error
+			if cpus != "" {
+				if o.ChildCPUs, err = affinity.Parse("--cpus", cpus); err != nil {
+					return err
+				}
+			}
+			if runnerCPUs != "" {
+				if o.RunnerCPUs, err = affinity.Parse("--runner-cpus", runnerCPUs); err != nil {
+					return err
+				}
+			}
 			if maxMemory != "" {
 				v, err := parseBytes(maxMemory)
 				if err != nil || v < 1 || v > math.MaxInt64/2 {
@@ -141,6 +153,8 @@ Exit codes:
 	f.StringVar(&o.User, "user", "", "run CMD as `USER` (NAME, UID, NAME:GROUP or UID:GID) while vigil keeps its privileges; run.json records the ids")
 	f.Int64Var(&o.Limits.MaxPids, "max-pids", 0, "cap the command's tree at `N` tasks (processes and threads; pids controller; 0 = no cap)")
 	f.StringVar(&maxMemory, "max-memory", "", "cap the command's tree at `SIZE` of memory, e.g. 512MiB (memory controller; past it the OOM killer kills inside the tree)")
+	f.StringVar(&cpus, "cpus", "", "pin CMD and everything it starts to the CPUs in `LIST` (kernel CPU list, e.g. 1 or 0-1,3)")
+	f.StringVar(&runnerCPUs, "runner-cpus", "", "pin vigil itself (its reader and archive writer) to the CPUs in `LIST`, apart from CMD")
 	f.StringVar(&signKey, "sign-key", "", "sign the archive with the ed25519 private key in `FILE` (PEM; see vigil keygen)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
 	rootCmd.AddCommand(cmd)

@@ -67,7 +67,10 @@ type samplePaths struct {
 // user command, the workload is `vigil agent` with the cell's knobs; with
 // one, tracing is toggled through OTEL_SDK_DISABLED and the command runs
 // as given.
-func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths) (argv, env []string) {
+//
+// With runnerCPUs set, the Runner arms pin vigil record there, apart from
+// the workload (which keeps the sample's mask, or cpus).
+func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths, cpus, runnerCPUs string) (argv, env []string) {
 	otel := usesOTel(kind)
 	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
 	var work []string
@@ -90,6 +93,12 @@ func armCommand(vigil string, kind string, cell sample.Cell, user []string, p sa
 	if !usesRunner(kind) {
 		return work, env
 	}
-	argv = []string{vigil, "record", "--archive", p.Archive, "--phase-log", p.PhaseLog, "--"}
-	return append(argv, work...), env
+	argv = []string{vigil, "record", "--archive", p.Archive, "--phase-log", p.PhaseLog}
+	if runnerCPUs != "" {
+		argv = append(argv, "--runner-cpus", runnerCPUs)
+		if cpus != "" {
+			argv = append(argv, "--cpus", cpus)
+		}
+	}
+	return append(append(argv, "--"), work...), env
 }

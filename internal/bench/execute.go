@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"vigil/internal/affinity"
 
 	"golang.org/x/sys/unix"
 
@@ -134,7 +135,7 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 
 	before := interference.Take()
 	m.Start = before.At
-	if err := startPinned(e.CPUs, sh.Start); err != nil {
+	if err := affinity.StartPinned(e.CPUs, sh.Start); err != nil {
 		pw.Close()
 		gr.Close()
 		return m, fmt.Errorf("start /bin/sh: %w", err)

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"vigil/internal/affinity"
 
 	"golang.org/x/sys/unix"
 
@@ -33,9 +34,11 @@ type Options struct {
 	// MaxForeignCPUs is the interference gate (0: off).
 	MaxForeignCPUs float64
 	// CPUs pins the samples (a kernel CPU list; "" for none).
-	CPUs    string
-	Shard   string
-	Command []string // user command; empty for the built-in agent
+	CPUs string
+	// RunnerCPUs pins vigil record in the Runner arms ("" for none).
+	RunnerCPUs string
+	Shard      string
+	Command    []string // user command; empty for the built-in agent
 }
 
 // NewPlan resolves opts into a plan for this host.
@@ -61,7 +64,12 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		return sample.Plan{}, fmt.Errorf("--max-foreign-cpus %v: want a number of CPUs >= 0 (0 turns the gate off)", opts.MaxForeignCPUs)
 	}
 	if opts.CPUs != "" {
-		if _, err := ParseCPUList(opts.CPUs); err != nil {
+		if _, err := affinity.Parse("--cpus", opts.CPUs); err != nil {
+			return sample.Plan{}, err
+		}
+	}
+	if opts.RunnerCPUs != "" {
+		if _, err := affinity.Parse("--runner-cpus", opts.RunnerCPUs); err != nil {
 			return sample.Plan{}, err
 		}
 	}
@@ -91,6 +99,7 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		MaxReruns:      opts.MaxReruns,
 		MaxForeignCPUs: opts.MaxForeignCPUs,
 		CPUs:           opts.CPUs,
+		RunnerCPUs:     opts.RunnerCPUs,
 		Shard:          shard.String(),
 		Command:        opts.Command,
 		Host:           host,
@@ -122,6 +131,8 @@ func ResumeConflicts(saved sample.Plan, fresh sample.Plan, changed []string) err
 			a, b = saved.Shard, fresh.Shard
 		case "cpus":
 			a, b = saved.CPUs, fresh.CPUs
+		case "runner-cpus":
+			a, b = saved.RunnerCPUs, fresh.RunnerCPUs
 		case "max-foreign-cpus":
 			a, b = saved.MaxForeignCPUs, fresh.MaxForeignCPUs
 		case "command":

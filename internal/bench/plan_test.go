@@ -97,7 +97,7 @@ func TestArmCommands(t *testing.T) {
 		"C":    "vigil record --archive /x --phase-log /p -- vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",
 	}
 	for kind, want := range cases {
-		argv, env := armCommand("vigil", kind, cell, nil, p)
+		argv, env := armCommand("vigil", kind, cell, nil, p, "", "")
 		if got := strings.Join(argv, " "); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", kind, got, want)
 		}
@@ -106,11 +106,11 @@ func TestArmCommands(t *testing.T) {
 			t.Errorf("%s env %v, want %s", kind, env, wantEnv)
 		}
 	}
-	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p)
+	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p, "", "")
 	if strings.Join(argv, " ") != "vigil record --archive /x --phase-log /p -- my cmd" || env[0] != "OTEL_SDK_DISABLED=false" {
 		t.Fatalf("user command C: %v %v", argv, env)
 	}
-	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p)
+	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p, "", "")
 	if strings.Join(argv, " ") != "my cmd" || env[0] != "OTEL_SDK_DISABLED=true" {
 		t.Fatalf("user command bare: %v %v", argv, env)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"vigil/internal/affinity"
 
 	"vigil/internal/memcg"
 	"vigil/internal/sample"
@@ -148,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	}
 	exe := &Executor{Memcg: cfg.Memcg, Timeout: cfg.Timeout, StopGrace: 5 * time.Second, StragglerGrace: 2 * time.Second}
 	if p.CPUs != "" {
-		if exe.CPUs, err = ParseCPUList(p.CPUs); err != nil {
+		if exe.CPUs, err = affinity.Parse("--cpus", p.CPUs); err != nil {
 			return out, err
 		}
 	}
@@ -285,7 +286,7 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 	defer stderr.Close()
 
 	user := r.cfg.Plan.Command
-	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths)
+	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths, r.cfg.Plan.CPUs, r.cfg.Plan.RunnerCPUs)
 	env = append(env, "VIGIL_BENCH_WORK_DIR="+paths.Work)
 	m, err := r.exe.Run(ctx, argv, env, paths.Work, stdout, stderr)
 	if m.Interrupted {

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"golang.org/x/sys/unix"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"vigil/internal/affinity"
 
 	"vigil/internal/event"
 	"vigil/internal/limits"
@@ -112,31 +115,35 @@ func signals() (chan os.Signal, func()) {
 
 // startChild starts cmd from a goroutine locked to its OS thread until
 // the child is reaped: the parent-death signal follows the thread that
-// forked. That thread steps into lim's cgroup v1 groups for the fork (the
-// child inherits them) and out again right after.
-func startChild(cmd *exec.Cmd, lim *limits.Set) (done <-chan error, err error) {
+// forked. For the fork, that thread steps into lim's cgroup v1 groups and
+// onto cpus (the child inherits both), and steps back right after.
+func startChild(cmd *exec.Cmd, lim *limits.Set, cpus *unix.CPUSet) (done <-chan error, err error) {
 	started := make(chan error, 1)
 	waited := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		// On any failure to step back, the goroutine ends with the thread
+		// still locked, which ends the thread: it is never reused.
+		restore, err := affinity.PinThread(cpus)
+		if err != nil {
+			started <- err
+			return
+		}
 		leave, err := lim.Enter()
 		if err != nil {
-			// Enter could not move the thread back: let it end with
-			// this goroutine (a locked thread is not reused).
-			started <- fmt.Errorf("entering the limit groups: %w", err)
+			started <- errors.Join(fmt.Errorf("entering the limit groups: %w", err), restore())
 			return
 		}
 		err = cmd.Start()
-		if lerr := leave(); lerr != nil {
+		if back := errors.Join(leave(), restore()); back != nil {
 			if err == nil {
-				// The child runs and is reaped below; only the thread,
-				// stuck in the groups, is not reused.
-				lerr = fmt.Errorf("leaving the limit groups: %w", lerr)
-				started <- lerr
+				// The child runs and is reaped below; only the thread
+				// is not reused.
+				started <- fmt.Errorf("stepping back after the fork: %w", back)
 				waited <- cmd.Wait()
 				return
 			}
-			started <- errors.Join(err, lerr)
+			started <- errors.Join(err, back)
 			return
 		}
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
@@ -72,6 +73,10 @@ type Options struct {
 
 	// Limits cap the command's process tree (package limits).
 	Limits limits.Spec
+	// ChildCPUs pins the command's tree and RunnerCPUs vigil itself
+	// (package affinity); nil leaves the mask as inherited. With only
+	// RunnerCPUs set, the command keeps vigil's original mask.
+	ChildCPUs, RunnerCPUs *unix.CPUSet
 
 	cred *syscall.Credential // User resolved by validate
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+	"vigil/internal/affinity"
 
 	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
@@ -121,6 +122,16 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.RunnerCPUs != nil {
+		if o.ChildCPUs == nil {
+			if o.ChildCPUs, err = affinity.Current(); err != nil {
+				return nil, fail("%v", err)
+			}
+		}
+		if err := affinity.PinProcess(o.RunnerCPUs); err != nil {
+			return nil, fail("--runner-cpus: %v", err)
+		}
+	}
 	backend := o.Backend
 	if backend == nil {
 		backend = kernelBackend{}
@@ -202,7 +213,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	default:
 	}
 	startWall := time.Now()
-	done, err := startChild(cmd, r.limits)
+	done, err := startChild(cmd, r.limits, o.ChildCPUs)
 	if err != nil {
 		return nil, startError(o.Argv[0], err)
 	}

@@ -47,6 +47,9 @@ type Plan struct {
 	// CPUs pins every sample's process tree to these CPUs (a kernel CPU
 	// list, --cpus); empty: no pinning.
 	CPUs string `json:"cpus,omitempty"`
+	// RunnerCPUs pins vigil record itself in the Runner arms, apart from
+	// the workload (--runner-cpus).
+	RunnerCPUs string `json:"runner_cpus,omitempty"`
 	// HostState is the host's condition when the run was planned.
 	HostState *HostState        `json:"host_state,omitempty"`
 	Shard     string            `json:"shard"`             // "i/n"

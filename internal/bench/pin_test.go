@@ -3,46 +3,14 @@ package bench
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/sample"
 	"vigil/internal/testenv"
 )
-
-func TestParseCPUList(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []int
-	}{
-		{"0", []int{0}},
-		{"0-1", []int{0, 1}},
-		{"1,0", []int{0, 1}},
-	} {
-		set, err := ParseCPUList(c.in)
-		if err != nil {
-			if runtime.NumCPU() < 2 {
-				continue
-			}
-			t.Fatalf("%q: %v", c.in, err)
-		}
-		if set.Count() != len(c.want) {
-			t.Errorf("%q: %d CPUs, want %v", c.in, set.Count(), c.want)
-		}
-		for _, cpu := range c.want {
-			if !set.IsSet(cpu) {
-				t.Errorf("%q: CPU %d not set", c.in, cpu)
-			}
-		}
-	}
-	for _, bad := range []string{"", "a", "3-1", "-1", "0,,1", "1023", "5000"} {
-		if _, err := ParseCPUList(bad); err == nil || !strings.Contains(err.Error(), "--cpus") {
-			t.Errorf("%q accepted (%v)", bad, err)
-		}
-	}
-}
 
 // --cpus pins the sample's tree, and only it: the harness keeps its CPUs.
 func TestCPUsPinSamples(t *testing.T) {
@@ -70,5 +38,24 @@ func TestCPUsPinSamples(t *testing.T) {
 	unix.SchedGetaffinity(0, &after)
 	if after != before {
 		t.Errorf("the harness's affinity changed")
+	}
+}
+
+// --runner-cpus reaches vigil record in the Runner arms only, with the
+// workload's CPUs beside it.
+func TestRunnerCPUsInArmCommand(t *testing.T) {
+	cell := sample.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
+	p := samplePaths{Archive: "a", PhaseLog: "p", Work: "w", Result: "r", Trace: "t"}
+	for kind, want := range map[string]string{
+		sample.ArmA:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
+		sample.ArmC:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
+		sample.ArmBare: "",
+		sample.ArmB:    "",
+	} {
+		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0")
+		line := strings.Join(argv, " ")
+		if (want == "") != !strings.Contains(line, "record") || (want != "" && !strings.Contains(line, want)) {
+			t.Errorf("%s: %q; want %q", kind, line, want)
+		}
 	}
 }
