@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestRunSequential(t *testing.T) {
 			for _, l := range saved.Sequential.Looks {
 				looks = append(looks, l.Blocks)
 			}
-			if !equalInts(looks, c.wantLooks) || !equalInts(seen, c.wantLooks) || saved.Blocks != c.wantLooks[len(c.wantLooks)-1] {
+			if !slices.Equal(looks, c.wantLooks) || !slices.Equal(seen, c.wantLooks) || saved.Blocks != c.wantLooks[len(c.wantLooks)-1] {
 				t.Fatalf("looks %v (decide saw %v), plan blocks %d; want %v", looks, seen, saved.Blocks, c.wantLooks)
 			}
 			alphas, _ := stats.LookAlphas(0.05, c.wantLooks, 8)
@@ -78,18 +79,6 @@ func TestRunSequential(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestNewSequentialRefuses(t *testing.T) {

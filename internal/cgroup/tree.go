@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // dirs returns root and every cgroup below it, parents before children.
@@ -30,6 +31,9 @@ func dirs(root string) ([]string, error) {
 	})
 	return out, err
 }
+
+// Procs returns the pids listed in dir/cgroup.procs (v1 or v2).
+func Procs(dir string) ([]int, error) { return readProcs(dir) }
 
 // readProcs returns the pids listed in dir/cgroup.procs.
 func readProcs(dir string) ([]int, error) {
@@ -123,4 +127,25 @@ func removeTree(root string) error {
 		}
 	}
 	return nil
+}
+
+// RemoveDir removes the empty cgroup directory dir. A cgroup whose last
+// task is still being torn down refuses with EBUSY for a moment: that is
+// retried for up to a second, calling whileBusy (if set) before each retry.
+func RemoveDir(dir string, whileBusy func()) error {
+	var err error
+	for range 500 {
+		err = os.Remove(dir)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		if whileBusy != nil {
+			whileBusy()
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return fmt.Errorf("removing cgroup %s: %w", dir, err)
 }

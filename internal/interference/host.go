@@ -137,16 +137,9 @@ func parseMeminfo(s string) map[string]int64 {
 
 // parseSomeAvg10 reads avg10= of a PSI file's "some" line; -1 if absent.
 func parseSomeAvg10(psi string) float64 {
-	for _, line := range strings.Split(psi, "\n") {
-		if !strings.HasPrefix(line, "some ") {
-			continue
-		}
-		for _, f := range strings.Fields(line) {
-			if v, ok := strings.CutPrefix(f, "avg10="); ok {
-				if x, err := strconv.ParseFloat(v, 64); err == nil {
-					return x
-				}
-			}
+	if v, ok := psiSome(psi, "avg10"); ok {
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			return x
 		}
 	}
 	return -1

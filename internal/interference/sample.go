@@ -101,20 +101,29 @@ func countCPUs(stat string) int {
 	return n
 }
 
-// parseSomeTotal reads total= of the "some" line of a PSI file.
+// parseSomeTotal reads total= (µs) of the "some" line of a PSI file.
 func parseSomeTotal(psi string) (int64, bool) {
+	v, ok := psiSome(psi, "total")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+// psiSome returns the value of key on the "some" line of a PSI file.
+func psiSome(psi, key string) (string, bool) {
 	for _, line := range strings.Split(psi, "\n") {
 		if !strings.HasPrefix(line, "some ") {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
-			if v, ok := strings.CutPrefix(f, "total="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				return n, err == nil
+			if v, ok := strings.CutPrefix(f, key+"="); ok {
+				return v, true
 			}
 		}
 	}
-	return 0, false
+	return "", false
 }
 
 // Tree is what the sample's own process tree used (from wait4's rusage).

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -301,35 +299,14 @@ func (s *Set) Remove() error {
 	return errors.Join(errs...)
 }
 
-// remove kills what is left in a v1 group and removes it; a group whose
-// last task is still being torn down is retried briefly.
+// remove kills what is left in a v1 group and removes it.
 func (l *limit) remove() error {
-	var err error
-	for i := 0; i < 500; i++ {
-		err = os.Remove(l.dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if !errors.Is(err, syscall.EBUSY) {
-			break
-		}
-		for _, pid := range procs(l.dir) {
+	return cgroup.RemoveDir(l.dir, func() {
+		procs, _ := cgroup.Procs(l.dir)
+		for _, pid := range procs {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return fmt.Errorf("removing cgroup v1 %s group %s: %w", l.controller, l.dir, err)
-}
-
-func procs(dir string) []int {
-	data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	var out []int
-	for _, f := range strings.Fields(string(data)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
+	})
 }
 
 // CleanStale removes the v1 groups left by vigil processes that are gone

@@ -1,7 +1,6 @@
 package memcg
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"vigil/internal/cgroup"
 )
 
 var seq atomic.Uint64
@@ -81,19 +81,7 @@ func (g *Group) Peak() (int64, error) {
 }
 
 // Procs lists the processes in the group.
-func (g *Group) Procs() ([]int, error) {
-	data, err := os.ReadFile(filepath.Join(g.Dir, "cgroup.procs"))
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, f := range strings.Fields(string(data)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out, nil
-}
+func (g *Group) Procs() ([]int, error) { return cgroup.Procs(g.Dir) }
 
 // WaitEmpty polls until the group has no processes or timeout passes, and
 // reports whether it emptied, with every pid it saw in the group. Exiting
@@ -162,16 +150,8 @@ func (g *Group) Remove() error {
 		_ = g.fd.Close()
 		g.fd = nil
 	}
-	var err error
-	for i := 0; i < 200; i++ {
-		err = os.Remove(g.Dir)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if !errors.Is(err, syscall.EBUSY) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := cgroup.RemoveDir(g.Dir, nil); err != nil {
+		return fmt.Errorf("remove memory cgroup: %w", err)
 	}
-	return fmt.Errorf("remove memory cgroup: %w", err)
+	return nil
 }

@@ -258,7 +258,7 @@ func decompositionFindings(r *Run) []Finding {
 		}
 		if key == "wall" {
 			if hc := highCells(r); len(hc) > 0 {
-				nonClaims = append(nonClaims, fmt.Sprintf("Interference stayed high in %s (see Host interference): the verdicts there may describe the host, not the arms.", joinList(hc)))
+				nonClaims = append(nonClaims, fmt.Sprintf("Interference stayed high in %s (see Host interference): the verdicts there may describe the host, not the arms.", strings.Join(hc, ", ")))
 			}
 			a.lines = append(a.lines, noiseCitation(r))
 		}

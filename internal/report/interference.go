@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"vigil/internal/interference"
 
@@ -147,7 +148,7 @@ func interferenceFinding(r *Run) (Finding, bool) {
 	}
 	claim := fmt.Sprintf("Host interference (gate %s): %s contended and re-measured; interference stayed low in every cell.", gate, plural(contended, "sample was", "samples were"))
 	if len(high) > 0 {
-		claim = fmt.Sprintf("Host interference (gate %s): %s contended; interference stayed HIGH in %s, so wall-time verdicts there may describe the host rather than the arms.", gate, plural(contended, "sample was", "samples were"), joinList(high))
+		claim = fmt.Sprintf("Host interference (gate %s): %s contended; interference stayed HIGH in %s, so wall-time verdicts there may describe the host rather than the arms.", gate, plural(contended, "sample was", "samples were"), strings.Join(high, ", "))
 	}
 	return Finding{
 		Title:    "Host interference",
@@ -175,15 +176,4 @@ func figureOr(v float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2f", v)
-}
-
-func joinList(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
