@@ -17,16 +17,13 @@ import (
 func TestE2ELeftoverTempsRemoved(t *testing.T) {
 	testenv.RequireRoot(t)
 	dir := t.TempDir()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
+	deadPID := exitedPID(t)
 	live := exec.Command("sleep", "60")
 	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { live.Process.Kill(); live.Wait() }()
-	deadPID, livePID := dead.Process.Pid, live.Process.Pid
+	deadPID, livePID := deadPID, live.Process.Pid
 	names := map[string]bool{ // name: should survive
 		fmt.Sprintf(".run.tar.gz.tmp-%d-aaaa", deadPID):            false, // the runner's temp
 		fmt.Sprintf("..run.tar.gz.tmp-%d-aaaa.tmp-12345", deadPID): false, // archive.Write's temp inside it

@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,6 +99,31 @@ func TestE2ELimits(t *testing.T) {
 		assertNoLimitGroups(t)
 	})
 
+	t.Run("an unprivileged fork bomb cannot leave its cap", func(t *testing.T) {
+		// The workload first tries to move itself into vigil's own pids
+		// group (out of the cap), then forks. Run as nobody, the move is
+		// refused and the cap holds. (A root workload can move itself
+		// anywhere: --user is what makes a cap binding.)
+		home, err := cgroup.OwnV1Dir("pids")
+		if err != nil {
+			t.Fatalf("this host has a v1 pids hierarchy (the test relies on it): %v", err)
+		}
+		arc := filepath.Join(dir, "escape.tar.gz")
+		script := `echo $$ > "$1/cgroup.procs" 2>/dev/null && echo escaped; exec python3 -c "$0"`
+		r := runVigil(t, dir, "record", "--archive", arc, "--grace", "0", "--user", "65534", "--max-pids", "24", "--",
+			"sh", "-c", script, forkBomb, home)
+		if r.code != 0 || strings.Contains(r.stdout, "escaped") {
+			t.Fatalf("exit %d, stdout %q: %s", r.code, r.stdout, r.stderr)
+		}
+		var forked, refused int
+		if _, err := fmt.Sscan(r.stdout, &forked, &refused); err != nil || forked != 23 {
+			t.Errorf("workload output %q (%v); want 23 forks under the cap", r.stdout, err)
+		}
+		if l := verifyAndRead(t, arc).Run.Limits; len(l) != 1 || l[0].Hits != int64(refused) {
+			t.Errorf("limits %+v; want %d refusals", l, refused)
+		}
+	})
+
 	t.Run("a cap of nothing is refused", func(t *testing.T) {
 		arc := filepath.Join(dir, "bad.tar.gz")
 		for _, args := range [][]string{{"--max-pids", "-1"}, {"--max-memory", "1KiB"}, {"--max-memory", "lots"}} {
@@ -118,11 +142,8 @@ func TestE2ELimits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("this host has a v1 pids hierarchy (the test relies on it): %v", err)
 		}
-		dead := exec.Command("true")
-		if err := dead.Run(); err != nil {
-			t.Fatal(err)
-		}
-		stale := filepath.Join(home, cgroup.SessionName(dead.Process.Pid, "stale"))
+		deadPID := exitedPID(t)
+		stale := filepath.Join(home, cgroup.SessionName(deadPID, "stale"))
 		if err := os.Mkdir(stale, 0o755); err != nil {
 			t.Fatal(err)
 		}

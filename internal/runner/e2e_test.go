@@ -237,11 +237,8 @@ func TestE2EStaleSessionRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	stale := filepath.Join(parent, cgroup.SessionName(dead.Process.Pid, "crashed"))
+	deadPID := exitedPID(t)
+	stale := filepath.Join(parent, cgroup.SessionName(deadPID, "crashed"))
 	if err := os.Mkdir(stale, 0o755); err != nil {
 		t.Fatal(err)
 	}

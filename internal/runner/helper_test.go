@@ -3,10 +3,12 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,4 +98,15 @@ func execFromThread() {
 	}()
 	fmt.Fprintln(os.Stderr, <-errc)
 	os.Exit(1)
+}
+
+// exitedPID is the pid of a process that has run and been reaped: an
+// owner that is surely gone (pids are not reused this soon).
+func exitedPID(t *testing.T) int {
+	t.Helper()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return dead.Process.Pid
 }
