@@ -32,9 +32,9 @@ type Snapshot struct {
 	why []string
 }
 
-// Take reads the host counters now.
+// Take reads the host counters now; At is stamped after the reads.
 func Take() Snapshot {
-	s := Snapshot{At: time.Now(), BusyTicks: -1, Load1: -1, PressureUS: map[string]int64{}}
+	s := Snapshot{BusyTicks: -1, Load1: -1, PressureUS: map[string]int64{}}
 	if data, err := os.ReadFile(filepath.Join(procRoot, "stat")); err == nil {
 		if v, ok := parseBusy(string(data)); ok {
 			s.BusyTicks = v
@@ -62,6 +62,9 @@ func Take() Snapshot {
 			}
 		}
 	}
+	// Stamped after the reads: a sample's wall time starts here, and
+	// reading /proc must not be counted in it.
+	s.At = time.Now()
 	return s
 }
 
