@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"vigil/internal/affinity"
+	"vigil/internal/archive"
 	"vigil/internal/attest"
+	"vigil/internal/otlpexport"
 	"vigil/internal/runner"
 )
 
@@ -20,6 +22,7 @@ func init() {
 	var o runner.Options
 	var quiet bool
 	var signKey, maxMemory, cpus, runnerCPUs string
+	var export otlpexport.Target
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
 		Short: "Run a command under kernel observation and write an evidence archive (root)",
@@ -66,12 +69,21 @@ it was applied and how often it bit (refused forks, OOM kills, peak).
 vigil never changes which controllers a cgroup enables: when a cap cannot
 be applied, record refuses to start and says why.
 
+--otlp-endpoint sends the run to an OpenTelemetry backend once the archive
+is written, exactly as "vigil export ARCHIVE --otlp-endpoint URL" would (see
+vigil export --help). The archive stays the source of truth: an export
+failure is reported on stderr and does not change the exit code. CMD always
+starts inside the run's trace: TRACEPARENT (and TRACESTATE) name the run's
+span, replacing inherited values, so an OpenTelemetry SDK in CMD continues
+the trace; when vigil itself was started with TRACEPARENT, the run is a
+child of that span. run.json "trace" records the ids.
+
 --sign-key signs the archive with an ed25519 key (vigil keygen makes one): a
 DSSE envelope over an in-toto statement naming manifest.json and every entry
 by sha256, checked by vigil verify --pubkey.
 
 CMD sees VIGIL_RUN_ID and VIGIL_SDK_EVENT_LOG (the file where it may report
-its own tool calls as SDK events).
+its own tool calls as SDK events), and TRACEPARENT.
 
 Exit codes:
   the child's exit code, or 128+N when signal N killed it
@@ -85,7 +97,8 @@ Exit codes:
   vigil record --archive run.tar.gz --allow-absent-kernel -- python3 job.py
   vigil record --archive run.tar.gz --sign-key ci.key -- ./agent
   vigil record --archive run.tar.gz --user nobody -- ./untrusted-agent
-  vigil record --archive run.tar.gz --max-pids 256 --max-memory 2GiB -- ./agent`,
+  vigil record --archive run.tar.gz --max-pids 256 --max-memory 2GiB -- ./agent
+  vigil record --archive run.tar.gz --otlp-endpoint http://127.0.0.1:4318 -- vigil agent --otlp-endpoint http://127.0.0.1:4318`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// vigil's notices and errors go to stderr; a reader that went
@@ -113,6 +126,11 @@ Exit codes:
 				}
 				o.Limits.MaxMemory = int64(v)
 			}
+			if export.Endpoint != "" {
+				if err := checkExportTarget(export); err != nil {
+					return err
+				}
+			}
 			o.VigilVersion = version
 			if signKey != "" {
 				k, err := attest.LoadKey(signKey)
@@ -132,6 +150,9 @@ Exit codes:
 					return exitError{re.Code}
 				}
 				return err
+			}
+			if export.Endpoint != "" {
+				exportRecorded(o.ArchivePath, export, quiet)
 			}
 			if res.ExitCode != 0 {
 				return exitError{res.ExitCode}
@@ -157,5 +178,22 @@ Exit codes:
 	f.StringVar(&runnerCPUs, "runner-cpus", "", "pin vigil itself (its reader and archive writer) to the CPUs in `LIST`, apart from CMD")
 	f.StringVar(&signKey, "sign-key", "", "sign the archive with the ed25519 private key in `FILE` (PEM; see vigil keygen)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
+	addExportFlags(f.StringVar, f.IntVar, f.DurationVar, &export, false)
 	rootCmd.AddCommand(cmd)
+}
+
+// exportRecorded sends a just-written archive to an OTLP endpoint. It
+// reports, and never fails the run: the archive is complete either way.
+func exportRecorded(path string, t otlpexport.Target, quiet bool) {
+	b, err := archive.Read(path)
+	if err == nil {
+		var res otlpexport.Result
+		res, err = otlpexport.Do(context.Background(), b, t)
+		if !quiet || err != nil {
+			fmt.Fprint(os.Stderr, "vigil export: "+res.Text(t))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vigil: %v (the archive %s is complete; retry with vigil export %s --otlp-endpoint %s)\n", err, path, path, t.Endpoint)
+	}
 }

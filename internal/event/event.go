@@ -295,6 +295,11 @@ type SDK struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// Status is "ok" or "error" on tool_call_completed and run_finished.
 	Status string `json:"status,omitempty"`
+	// TraceID and SpanID name the span the event belongs to, when the
+	// workload traces: the tool call's span, or for run_finished the
+	// workload's root span (lowercase hex).
+	TraceID string `json:"trace_id,omitempty"`
+	SpanID  string `json:"span_id,omitempty"`
 }
 
 // IOUring is the completion of an io_uring request of the run. The

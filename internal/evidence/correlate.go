@@ -23,6 +23,10 @@ type ToolCall struct {
 	ToolCallID string `json:"tool_call_id"`
 	ToolName   string `json:"tool_name"`
 	PID        int    `json:"pid"`
+	// TraceID and SpanID are the tool call's span (from its
+	// tool_call_started event); empty when the workload does not trace.
+	TraceID string `json:"trace_id,omitempty"`
+	SpanID  string `json:"span_id,omitempty"`
 	// Completed is false when the log has no tool_call_completed for this
 	// id; the window then stays open to the end of the run.
 	Completed     bool   `json:"completed"`
@@ -107,6 +111,7 @@ func Correlate(kernel []event.Kernel, sdk []event.SDK) *CorrelationReport {
 			byID[s.ToolCallID] = len(r.ToolCalls)
 			r.ToolCalls = append(r.ToolCalls, ToolCall{
 				ToolCallID: s.ToolCallID, ToolName: s.ToolName, PID: s.PID,
+				TraceID: s.TraceID, SpanID: s.SpanID,
 				StartedSeq: s.Seq, StartedMonoNS: s.MonoNS,
 			})
 		case event.SDKToolCallCompleted:

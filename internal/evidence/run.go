@@ -30,6 +30,38 @@ type Run struct {
 	Child *Credentials `json:"child,omitempty"`
 	// Limits are the caps the command's tree ran under; absent when none.
 	Limits []Limit `json:"limits,omitempty"`
+	// Trace places the run in a W3C trace: the child got it as TRACEPARENT.
+	// Archives of older versions lack it.
+	Trace *TraceContext `json:"trace,omitempty"`
+	// Clock pairs the monotonic clock of kernel event times with the wall
+	// clock, read together as the command started, so event times can be
+	// placed in wall time. Archives of older versions lack it.
+	Clock *ClockAnchor `json:"clock,omitempty"`
+}
+
+// ClockAnchor is one reading of CLOCK_MONOTONIC (the clock of
+// event.Kernel.TimeNS) and of the wall clock, taken back to back.
+type ClockAnchor struct {
+	MonoNS uint64 `json:"mono_ns"`
+	UnixNS int64  `json:"unix_ns"`
+}
+
+// WallNS places a monotonic time in wall time (Unix ns).
+func (c ClockAnchor) WallNS(mono uint64) int64 {
+	return c.UnixNS + int64(mono-c.MonoNS)
+}
+
+// TraceContext is the run's W3C trace context: the trace it belongs to, the
+// span id that stands for the run (the parent of spans the command's SDK
+// makes), and the span of whoever started vigil inside a trace.
+type TraceContext struct {
+	TraceID string `json:"trace_id"` // 32 lowercase hex digits
+	SpanID  string `json:"span_id"`  // 16 lowercase hex digits
+	// ParentSpanID is the caller's span when vigil found TRACEPARENT in
+	// its own environment; empty when the run started the trace.
+	ParentSpanID string `json:"parent_span_id,omitempty"`
+	Sampled      bool   `json:"sampled"`
+	TraceState   string `json:"trace_state,omitempty"`
 }
 
 // Credentials are a process's user and group ids.

@@ -20,6 +20,8 @@ type runFacts struct {
 	capture    *CaptureResult // nil when absent
 	ids        map[uint64]bool
 	sdkPath    string
+	trace      evidence.TraceContext
+	clock      evidence.ClockAnchor
 }
 
 // assemble ingests the SDK log and builds the archive's documents.
@@ -49,6 +51,8 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		PhasesMS:      f.phases,
 		SessionCgroup: f.res.SessionCgroup,
 		Limits:        f.res.Limits,
+		Trace:         &f.trace,
+		Clock:         &f.clock,
 	}
 	return evidence.Assemble(run, kernelEvents(f.capture), sdk, in), nil
 }

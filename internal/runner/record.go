@@ -205,7 +205,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env := childEnv(o.RunID, sdkPath)
+	runTC, runSC := runTrace()
+	env := traceEnv(childEnv(o.RunID, sdkPath), runSC)
 	cmd := newChild(path, &o, env, r.session.FD())
 	select {
 	case s := <-sigc:
@@ -213,6 +214,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	default:
 	}
 	startWall := time.Now()
+	anchor := evidence.ClockAnchor{MonoNS: monoNow(), UnixNS: startWall.UnixNano()}
 	done, err := startChild(cmd, r.limits, o.ChildCPUs)
 	if err != nil {
 		return nil, startError(o.Argv[0], err)
@@ -283,6 +285,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	b, err := assemble(&o, runFacts{
 		env: env, start: startWall, end: endWall, phases: phases, res: res,
 		absent: absent, probes: probes, coverage: coverage, capture: cr, ids: ids, sdkPath: sdkPath, cwd: cwd,
+		trace: runTC, clock: anchor,
 	})
 	if err != nil {
 		return nil, err

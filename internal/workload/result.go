@@ -75,6 +75,13 @@ type Result struct {
 	OTLPSpansExported int    `json:"otlp_spans_exported"`
 	OTLPSpansFailed   int    `json:"otlp_spans_failed"`
 
+	// TraceID and RootSpanID are the trace and root span of the run's
+	// spans; ParentSpanID is the span TRACEPARENT named (vigil record's
+	// run span), empty when the agent started the trace itself.
+	TraceID      string `json:"trace_id,omitempty"`
+	RootSpanID   string `json:"root_span_id,omitempty"`
+	ParentSpanID string `json:"parent_span_id,omitempty"`
+
 	// SDK event log written for vigil record, and its line count.
 	SDKEventLog string `json:"sdk_event_log,omitempty"`
 	RunID       string `json:"run_id,omitempty"`

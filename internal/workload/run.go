@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/contrib/propagators/envcar"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"vigil/internal/event"
@@ -42,7 +44,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if s.tr != nil {
+		ctx = s.inheritTrace(ctx)
+	}
 	return s.run(ctx)
+}
+
+// inheritTrace continues the trace TRACEPARENT names (the OpenTelemetry
+// environment carrier; vigil record sets it to the run's span), so the
+// agent's spans are children of whoever started it. A malformed value is
+// reported and the run starts a trace of its own.
+func (s *session) inheritTrace(ctx context.Context) context.Context {
+	raw := os.Getenv("TRACEPARENT")
+	if raw == "" {
+		return ctx
+	}
+	out := propagation.TraceContext{}.Extract(ctx, &envcar.Carrier{})
+	sc := trace.SpanContextFromContext(out)
+	if !sc.IsValid() {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("TRACEPARENT=%q is not a W3C traceparent; the run starts a trace of its own", raw))
+		return ctx
+	}
+	s.res.ParentSpanID = sc.SpanID().String()
+	return out
 }
 
 // session is one run after setup: everything it created, so cleanup can
@@ -218,6 +242,15 @@ func (s *session) startSpan(ctx context.Context, name string, kind trace.SpanKin
 	return s.tr.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
+// spanContext is the ids of a span this run made; without tracing the
+// span in hand is an inherited parent's, not the run's, so none.
+func (s *session) spanContext(span trace.Span) trace.SpanContext {
+	if s.tr == nil {
+		return trace.SpanContext{}
+	}
+	return span.SpanContext()
+}
+
 func (s *session) run(ctx context.Context) (Result, error) {
 	s.phase("setup", s.start)
 	cfg := s.cfg
@@ -232,6 +265,9 @@ func (s *session) run(ctx context.Context) (Result, error) {
 		attribute.Int(AttrPayloadBytes, cfg.PayloadBytes),
 	)
 
+	if sc := s.spanContext(root); sc.IsValid() {
+		s.res.TraceID, s.res.RootSpanID = sc.TraceID().String(), sc.SpanID().String()
+	}
 	runErr := s.agentLoop(ctx)
 	t := time.Now()
 
@@ -278,7 +314,7 @@ func (s *session) run(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		status = StatusError
 	}
-	s.log.emit(event.SDKRunFinished, "", "", status)
+	s.log.emit(event.SDKRunFinished, "", "", status, s.spanContext(root))
 	n, err := s.log.close()
 	s.res.SDKEvents = n
 	if err != nil && runErr == nil {
@@ -361,7 +397,7 @@ func (s *session) executeTool(ctx context.Context, tc ToolCall) (string, error) 
 	)
 	defer span.End()
 	s.res.ToolCalls++
-	s.log.emit(event.SDKToolCallStarted, tc.ID, tc.Name, "")
+	s.log.emit(event.SDKToolCallStarted, tc.ID, tc.Name, "", s.spanContext(span))
 	var out string
 	var err error
 	switch {
@@ -380,7 +416,7 @@ func (s *session) executeTool(ctx context.Context, tc ToolCall) (string, error) 
 		span.SetStatus(codes.Error, err.Error())
 		span.SetAttributes(attribute.String(AttrErrorType, "tool_error"))
 	}
-	s.log.emit(event.SDKToolCallCompleted, tc.ID, tc.Name, status)
+	s.log.emit(event.SDKToolCallCompleted, tc.ID, tc.Name, status, s.spanContext(span))
 	return out, err
 }
 

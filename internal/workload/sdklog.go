@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
 	"vigil/internal/event"
@@ -41,8 +42,9 @@ func monoNS() uint64 {
 	return uint64(ts.Nano())
 }
 
-// emit writes one event; a nil log does nothing.
-func (l *sdkLog) emit(typ, toolCallID, toolName, status string) {
+// emit writes one event; a nil log does nothing. sc is the span the
+// event belongs to; an invalid one (no tracing) leaves the ids out.
+func (l *sdkLog) emit(typ, toolCallID, toolName, status string, sc trace.SpanContext) {
 	if l == nil {
 		return
 	}
@@ -55,6 +57,9 @@ func (l *sdkLog) emit(typ, toolCallID, toolName, status string) {
 		Schema: event.SDKSchema, RunID: l.runID, Seq: l.seq, Type: typ,
 		MonoNS: monoNS(), TimeUnixNS: time.Now().UnixNano(), PID: l.pid,
 		ToolCallID: toolCallID, ToolName: toolName, Status: status,
+	}
+	if sc.IsValid() {
+		ev.TraceID, ev.SpanID = sc.TraceID().String(), sc.SpanID().String()
 	}
 	b, err := json.Marshal(ev)
 	if err == nil {

@@ -1,0 +1,70 @@
+package evidence
+
+import "vigil/internal/event"
+
+// Process is the life of one process (thread group) of the run as its
+// kernel events tell it: from the fork that made it (or its first event)
+// to the exit of its last thread (or its last event).
+type Process struct {
+	PID uint32
+	// ParentPID is the process that forked it; 0 for the run's first task
+	// (vigil placed it in the session) and for a process whose fork was
+	// not seen.
+	ParentPID uint32
+	StartNS   uint64 // CLOCK_MONOTONIC, like event.Kernel.TimeNS
+	EndNS     uint64
+	Comm      event.Bytes // the comm of its last event
+	Exec      *event.Exec // its last successful exec; nil when it never exec'd
+	Exit      *event.Exit // its group exit; nil when the exit was not seen
+	Entered   bool        // the run's first task
+	Events    []uint64    // seqs of the events of its threads, ascending
+}
+
+// Processes rebuilds the run's processes from kernel (sorted by Seq), in
+// order of appearance. A pid the kernel reused after a group exit starts a
+// new Process.
+func Processes(kernel []event.Kernel) []Process {
+	var out []Process
+	live := map[uint32]int{} // pid -> index in out of its current life
+	get := func(pid uint32, ts uint64) *Process {
+		i, ok := live[pid]
+		if !ok || out[i].Exit != nil {
+			out = append(out, Process{PID: pid, StartNS: ts, EndNS: ts})
+			i = len(out) - 1
+			live[pid] = i
+		}
+		return &out[i]
+	}
+	for i := range kernel {
+		e := &kernel[i]
+		if f := e.Fork; f != nil && !f.Thread {
+			if prev, ok := live[f.ChildPID]; ok && out[prev].Exit == nil {
+				// The fork of a pid still alive in the record: its exit was
+				// not seen; the old life ends at its last event.
+				delete(live, f.ChildPID)
+			}
+			c := get(f.ChildPID, e.TimeNS)
+			c.Comm, c.Entered = e.Comm, f.Entered
+			if !f.Entered {
+				c.ParentPID = f.ParentPID
+			}
+			if f.Entered {
+				// The parent is vigil, not a process of the run: the
+				// event belongs to the child.
+				c.Events = append(c.Events, e.Seq)
+				continue
+			}
+		}
+		p := get(e.PID, e.TimeNS)
+		p.Events = append(p.Events, e.Seq)
+		p.EndNS = max(p.EndNS, e.TimeNS)
+		p.Comm = e.Comm
+		switch {
+		case e.Exec != nil:
+			p.Exec = e.Exec
+		case e.Exit != nil && e.Exit.GroupDead:
+			p.Exit = e.Exit
+		}
+	}
+	return out
+}
