@@ -47,6 +47,7 @@ var benchFlags struct {
 	workRoot     string
 	vigilBin     string
 	noReport     bool
+	jaeger       string
 }
 
 var benchCmd = &cobra.Command{
@@ -63,9 +64,18 @@ Arms (--arms, default bare,A,B,C; a kind may repeat for an A/A noise floor:
   A     vigil record --archive X --phase-log P -- vigil agent --otel=false
   B     vigil agent --otel=true --trace-out T
   C     vigil record ... -- vigil agent --otel=true --trace-out T
+  B@collector, C@collector: B and C with the spans sent over OTLP/HTTP to a
+        real collector (--otlp-endpoint) instead of a file: a Jaeger
+        all-in-one (--jaeger) that bench starts on loopback before the first
+        sample and stops at the end. Each sample records the agent's export
+        counts ("otlp_export"); a sample with a failed span export is
+        re-measured. Jaeger's own CPU is outside the sample (the interference
+        gate sees it as foreign CPU). Run B,B@collector side by side to
+        compare file and network export.
 With "-- CMD...", CMD is measured instead of the agent; tracing is toggled with
-OTEL_SDK_DISABLED=true/false, and CMD runs in its own fresh directory (also in
-$VIGIL_BENCH_WORK_DIR).
+OTEL_SDK_DISABLED=true/false (collector arms also set
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and CMD runs in its own fresh directory
+(also in $VIGIL_BENCH_WORK_DIR).
 
 Cells (--cells, default control,x1000,s500): control; k100, k500/x500,
 k1000/x1000 (N worker files); s100, s500, s1000 (N span events); kc1000
@@ -112,6 +122,7 @@ SIGTERM: the current sample's processes are killed, recorded samples are kept);
 	Example: `  vigil bench --quick
   vigil bench --arms bare,A,B,C --cells control,x1000,s500 -n 20 --warmup 2 --out results
   vigil bench --arms A,A -n 30 --out aa-noise
+  vigil bench --arms B,C,B@collector,C@collector --cells s500 -n 10 --out export-cost
   vigil bench --cell big:kernel=5000,conc=4 --cells big --out big
   vigil bench --resume results
   vigil bench --arms bare,B -n 10 --out mine -- ./my-agent --task x`,
@@ -120,7 +131,7 @@ SIGTERM: the current sample's processes are killed, recorded samples are kept);
 
 func init() {
 	f := benchCmd.Flags()
-	f.StringVar(&benchFlags.arms, "arms", "bare,A,B,C", "arms to run, comma-separated (bare, A, B, C; repeat a kind for an A/A run)")
+	f.StringVar(&benchFlags.arms, "arms", "bare,A,B,C", "arms to run, comma-separated (bare, A, B, C, B@collector, C@collector; repeat one for an A/A run)")
 	f.StringVar(&benchFlags.cells, "cells", "control,x1000,s500", "cells to run, comma-separated (presets or --cell names)")
 	f.StringArrayVar(&benchFlags.custom, "cell", nil, "custom cell NAME:kernel=N,span=M,conc=C,payload=B (repeatable)")
 	f.IntVarP(&benchFlags.blocks, "blocks", "n", 20, "measured blocks per cell (each runs every arm once)")
@@ -144,6 +155,7 @@ func init() {
 	f.StringVar(&benchFlags.workRoot, "work-root", os.TempDir(), "where per-sample work directories are created (and removed)")
 	f.StringVar(&benchFlags.vigilBin, "vigil-bin", "", "vigil binary the arms run (default: this one)")
 	f.BoolVar(&benchFlags.noReport, "no-report", false, "write only plan.json and samples.jsonl (run vigil report later)")
+	f.StringVar(&benchFlags.jaeger, "jaeger", "", "Jaeger all-in-one binary for the collector arms (default: $VIGIL_JAEGER, tools/bin/jaeger, or jaeger on PATH)")
 	_ = f.MarkHidden("vigil-bin")
 	rootCmd.AddCommand(benchCmd)
 }
@@ -189,6 +201,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 		Order: benchFlags.order, Seed: benchFlags.seed, SeedSet: fl.Changed("seed"),
 		MaxReruns: benchFlags.maxReruns, Shard: benchFlags.shard, Command: args,
 		MaxForeignCPUs: benchFlags.maxForeign, CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs,
+		Jaeger: benchFlags.jaeger,
 	}
 	host := bench.HostInfo()
 	fresh, err := bench.NewPlan(opts, host, bench.Versions(version, vigilBin, args))

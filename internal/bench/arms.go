@@ -11,37 +11,57 @@ import (
 // Kinds lists the arm kinds in canonical order.
 var Kinds = []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC}
 
-// ParseArms turns "--arms bare,A,B,C" into labels and kinds. A kind may
-// repeat for an A/A noise-floor run: its second occurrence is labelled
-// KIND2, the third KIND3, and so on.
-func ParseArms(list []string) (labels, kinds []string, err error) {
+// ParseArms turns "--arms bare,A,B,C,B@collector" into labels, kinds and
+// exports. B and C write their spans to a file; B@collector and
+// C@collector send them to a real collector instead (sample.ExportOf). An
+// arm may repeat for an A/A noise-floor run: its second occurrence is
+// labelled ARM2, the third ARM3, and so on.
+func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 	count := map[string]int{}
 	for _, a := range list {
 		a = strings.TrimSpace(a)
 		if a == "" {
 			continue
 		}
+		name, export := a, ""
+		if base, suffix, ok := strings.Cut(a, "@"); ok {
+			if !strings.EqualFold("@"+suffix, sample.CollectorSuffix) {
+				return nil, nil, nil, fmt.Errorf("--arms: unknown export %q in %q (want B@collector or C@collector)", suffix, a)
+			}
+			name, export = base, sample.ExportCollector
+		}
 		kind := ""
 		for _, k := range Kinds {
-			if strings.EqualFold(a, k) {
+			if strings.EqualFold(name, k) {
 				kind = k
 			}
 		}
 		if kind == "" {
-			return nil, nil, fmt.Errorf("--arms: unknown arm %q (want bare, A, B, C)", a)
+			return nil, nil, nil, fmt.Errorf("--arms: unknown arm %q (want bare, A, B, C, B@collector, C@collector)", a)
 		}
-		count[kind]++
-		label := kind
-		if count[kind] > 1 {
-			label = kind + strconv.Itoa(count[kind])
+		if export == "" && usesOTel(kind) {
+			export = sample.ExportFile
+		}
+		if export == sample.ExportCollector && !usesOTel(kind) {
+			return nil, nil, nil, fmt.Errorf("--arms: %q: only the traced arms B and C export to a collector", a)
+		}
+		base := kind
+		if export == sample.ExportCollector {
+			base += sample.CollectorSuffix
+		}
+		count[base]++
+		label := base
+		if count[base] > 1 {
+			label = base + strconv.Itoa(count[base])
 		}
 		labels = append(labels, label)
 		kinds = append(kinds, kind)
+		exports = append(exports, export)
 	}
 	if len(labels) == 0 {
-		return nil, nil, fmt.Errorf("--arms: no arms selected")
+		return nil, nil, nil, fmt.Errorf("--arms: no arms selected")
 	}
-	return labels, kinds, nil
+	return labels, kinds, exports, nil
 }
 
 // usesRunner reports whether an arm kind runs under vigil record.
@@ -70,12 +90,19 @@ type samplePaths struct {
 //
 // With runnerCPUs set, the Runner arms pin vigil record there, apart from
 // the workload (which keeps the sample's mask, or cpus).
-func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths, cpus, runnerCPUs string) (argv, env []string) {
+//
+// otlp is the collector endpoint of a collector arm: the agent sends its
+// spans there instead of writing p.Trace.
+func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
 	otel := usesOTel(kind)
 	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
 	var work []string
 	if len(user) > 0 {
 		work = append(work, user...)
+		if otel && otlp != "" {
+			// The standard variables an OpenTelemetry SDK reads.
+			env = append(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+otlp, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf")
+		}
 	} else {
 		work = []string{vigil, "agent",
 			"--otel=" + strconv.FormatBool(otel),
@@ -86,7 +113,10 @@ func armCommand(vigil string, kind string, cell sample.Cell, user []string, p sa
 			"--work-dir", p.Work,
 			"--result-out", p.Result,
 		}
-		if otel {
+		switch {
+		case otel && otlp != "":
+			work = append(work, "--otlp-endpoint", otlp)
+		case otel:
 			work = append(work, "--trace-out", p.Trace)
 		}
 	}

@@ -24,6 +24,8 @@ type sampleRun struct {
 	paths    samplePaths
 	// maxForeign is the interference gate (plan max_foreign_cpus).
 	maxForeign float64
+	// collector: the agent sent its spans to a collector, not a file.
+	collector bool
 }
 
 // assess fills the measured, observed and gated fields of s. Every reason
@@ -115,6 +117,16 @@ func checkResult(r *workload.Result, ev sampleRun, s *sample.Sample, fail func(s
 		if !ok {
 			fail("span events: %d retained + %d dropped != %d requested", r.SpanEventsRetained, r.SpanEventsDropped, r.SpanEventsRequested)
 		}
+	}
+	if ev.collector {
+		s.OTLPExport = &sample.OTLPExport{SpansExported: r.OTLPSpansExported, SpansFailed: r.OTLPSpansFailed}
+		switch {
+		case r.OTLPSpansFailed > 0:
+			fail("OTLP export to the collector failed for %d of %d spans", r.OTLPSpansFailed, r.OTLPSpansFailed+r.OTLPSpansExported)
+		case r.OTLPSpansExported != r.SpansEnded:
+			fail("OTLP export: %d spans sent, the SDK ended %d", r.OTLPSpansExported, r.SpansEnded)
+		}
+		return
 	}
 	if s.Artifacts.TraceBytes <= 0 {
 		fail("trace file %s missing or empty", ev.paths.Trace)

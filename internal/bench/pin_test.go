@@ -52,7 +52,7 @@ func TestRunnerCPUsInArmCommand(t *testing.T) {
 		sample.ArmBare: "",
 		sample.ArmB:    "",
 	} {
-		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0")
+		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0", "")
 		line := strings.Join(argv, " ")
 		if (want == "") != !strings.Contains(line, "record") || (want != "" && !strings.Contains(line, want)) {
 			t.Errorf("%s: %q; want %q", kind, line, want)

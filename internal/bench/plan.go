@@ -10,13 +10,15 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
-	"vigil/internal/affinity"
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/affinity"
 	"vigil/internal/atomicfile"
+	"vigil/internal/collector"
 	"vigil/internal/sample"
 )
 
@@ -39,13 +41,26 @@ type Options struct {
 	RunnerCPUs string
 	Shard      string
 	Command    []string // user command; empty for the built-in agent
+	// Jaeger is the collector binary for collector arms ("": found by
+	// collector.FindJaeger).
+	Jaeger string
 }
 
 // NewPlan resolves opts into a plan for this host.
 func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample.Plan, error) {
-	labels, kinds, err := ParseArms(opts.Arms)
+	labels, kinds, exports, err := ParseArms(opts.Arms)
 	if err != nil {
 		return sample.Plan{}, err
+	}
+	jaeger := ""
+	if slices.Contains(exports, sample.ExportCollector) {
+		if jaeger = opts.Jaeger; jaeger == "" {
+			if jaeger, err = collector.FindJaeger(); err != nil {
+				return sample.Plan{}, fmt.Errorf("--arms %s: %v", strings.Join(opts.Arms, ","), err)
+			}
+		} else if _, err := os.Stat(jaeger); err != nil {
+			return sample.Plan{}, fmt.Errorf("--jaeger %v", err)
+		}
 	}
 	cells, err := ResolveCells(opts.Cells, opts.CustomCells)
 	if err != nil {
@@ -91,6 +106,8 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		CreatedUnix:    now.Unix(),
 		Arms:           labels,
 		ArmKinds:       kinds,
+		ArmExports:     collectorExports(exports),
+		Collector:      jaeger,
 		Cells:          cells,
 		Blocks:         opts.Blocks,
 		Warmup:         opts.Warmup,
@@ -217,4 +234,15 @@ func LoadPlan(dir string) (sample.Plan, error) {
 		return p, fmt.Errorf("%s: arms, arm_kinds, cells or blocks missing or inconsistent", filepath.Join(dir, PlanFile))
 	}
 	return p, nil
+}
+
+// collectorExports is exports when an arm sends to a collector, and nil
+// otherwise (plans without collector arms stay as they were).
+func collectorExports(exports []string) []string {
+	for _, e := range exports {
+		if e == sample.ExportCollector {
+			return exports
+		}
+	}
+	return nil
 }

@@ -72,18 +72,30 @@ func TestResolveCells(t *testing.T) {
 }
 
 func TestParseArmsRepeatsForNoiseFloor(t *testing.T) {
-	labels, kinds, err := ParseArms([]string{"A", "A", "bare", "a"})
+	labels, kinds, exports, err := ParseArms([]string{"A", "A", "bare", "a", "B", "b@Collector", "C@collector", "B@collector"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(labels, []string{"A", "A2", "bare", "A3"}) || !reflect.DeepEqual(kinds, []string{"A", "A", "bare", "A"}) {
-		t.Fatalf("labels %v kinds %v", labels, kinds)
+	if !reflect.DeepEqual(labels, []string{"A", "A2", "bare", "A3", "B", "B@collector", "C@collector", "B@collector2"}) ||
+		!reflect.DeepEqual(kinds, []string{"A", "A", "bare", "A", "B", "B", "C", "B"}) ||
+		!reflect.DeepEqual(exports, []string{"", "", "", "", "file", "collector", "collector", "collector"}) {
+		t.Fatalf("labels %v kinds %v exports %v", labels, kinds, exports)
 	}
-	if _, _, err := ParseArms([]string{"D"}); err == nil {
-		t.Fatal("unknown arm accepted")
+	for _, bad := range [][]string{{"D"}, {""}, {"A@collector"}, {"B@jaeger"}, {"bare@collector"}} {
+		if _, _, _, err := ParseArms(bad); err == nil {
+			t.Errorf("arms %q accepted", bad)
+		}
 	}
-	if _, _, err := ParseArms([]string{""}); err == nil {
-		t.Fatal("empty arm list accepted")
+}
+
+// TestCollectorArmCommand: a collector arm's agent sends to the endpoint
+// instead of writing a trace file.
+func TestCollectorArmCommand(t *testing.T) {
+	p := samplePaths{Work: "/w", Result: "/r", Archive: "/x", PhaseLog: "/p"}
+	argv, _ := armCommand("vigil", "C", Presets["corner"], nil, p, "", "", "http://127.0.0.1:9/v1/traces")
+	got := strings.Join(argv, " ")
+	if !strings.Contains(got, "-- vigil agent --otel=true") || !strings.HasSuffix(got, "--otlp-endpoint http://127.0.0.1:9/v1/traces") || strings.Contains(got, "--trace-out") {
+		t.Fatalf("collector arm C: %s", got)
 	}
 }
 
@@ -97,7 +109,7 @@ func TestArmCommands(t *testing.T) {
 		"C":    "vigil record --archive /x --phase-log /p -- vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",
 	}
 	for kind, want := range cases {
-		argv, env := armCommand("vigil", kind, cell, nil, p, "", "")
+		argv, env := armCommand("vigil", kind, cell, nil, p, "", "", "")
 		if got := strings.Join(argv, " "); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", kind, got, want)
 		}
@@ -106,11 +118,11 @@ func TestArmCommands(t *testing.T) {
 			t.Errorf("%s env %v, want %s", kind, env, wantEnv)
 		}
 	}
-	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p, "", "")
+	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p, "", "", "")
 	if strings.Join(argv, " ") != "vigil record --archive /x --phase-log /p -- my cmd" || env[0] != "OTEL_SDK_DISABLED=false" {
 		t.Fatalf("user command C: %v %v", argv, env)
 	}
-	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p, "", "")
+	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p, "", "", "")
 	if strings.Join(argv, " ") != "my cmd" || env[0] != "OTEL_SDK_DISABLED=true" {
 		t.Fatalf("user command bare: %v %v", argv, env)
 	}

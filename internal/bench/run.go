@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
-	"vigil/internal/affinity"
 
+	"vigil/internal/affinity"
+	"vigil/internal/collector"
 	"vigil/internal/memcg"
 	"vigil/internal/sample"
 )
@@ -45,6 +47,10 @@ type Config struct {
 	// Log receives progress and log lines; TTY selects the live line.
 	Log io.Writer
 	TTY bool
+	// JaegerBin is the collector collector arms export to (empty:
+	// collector.FindJaeger). bench starts it before the first sample and
+	// stops it at the end.
+	JaegerBin string
 	// Report, when set, writes the report outputs at the end of the run.
 	Report func(outDir string, plan sample.Plan, samples []sample.Sample) error
 }
@@ -154,6 +160,23 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		}
 	}
 	r := &sampler{cfg: cfg, exe: exe, root: root}
+	if slices.Contains(p.ArmExports, sample.ExportCollector) {
+		bin := cfg.JaegerBin
+		if bin == "" {
+			bin = p.Collector
+		}
+		j, err := startCollector(ctx, bin)
+		if err != nil {
+			return out, err
+		}
+		defer func() {
+			if err := j.Stop(); err != nil {
+				prog.Logf("collector: %v", err)
+			}
+		}()
+		r.otlp = j.TracesURL()
+		prog.Logf("collector arms send to Jaeger at %s (query API %s)", j.OTLPEndpoint, j.QueryURL)
+	}
 
 	for _, b := range blocks {
 		cell := p.Cells[b.Cell]
@@ -246,6 +269,22 @@ type sampler struct {
 	cfg  Config
 	exe  *Executor
 	root string
+	otlp string // the collector's OTLP/HTTP traces URL, or ""
+}
+
+// startCollector starts the Jaeger the collector arms export to.
+func startCollector(ctx context.Context, bin string) (*collector.Jaeger, error) {
+	if bin == "" {
+		var err error
+		if bin, err = collector.FindJaeger(); err != nil {
+			return nil, fmt.Errorf("collector arms: %v", err)
+		}
+	}
+	j, err := collector.Start(ctx, bin)
+	if err != nil {
+		return nil, fmt.Errorf("collector arms: %v", err)
+	}
+	return j, nil
 }
 
 // take runs one sample in a fresh directory and fills s. It reports
@@ -265,8 +304,12 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 		Stdout:   filepath.Join(dir, "stdout.log"),
 		Stderr:   filepath.Join(dir, "stderr.log"),
 	}
-	if usesOTel(s.ArmKind) {
+	otlp := ""
+	switch r.cfg.Plan.ExportOf(s.Arm) {
+	case sample.ExportFile:
 		paths.Trace = filepath.Join(dir, "trace.otlp.jsonl")
+	case sample.ExportCollector:
+		otlp = r.otlp
 	}
 	if !usesRunner(s.ArmKind) {
 		paths.Archive, paths.PhaseLog = "", ""
@@ -286,7 +329,7 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 	defer stderr.Close()
 
 	user := r.cfg.Plan.Command
-	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths, r.cfg.Plan.CPUs, r.cfg.Plan.RunnerCPUs)
+	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths, r.cfg.Plan.CPUs, r.cfg.Plan.RunnerCPUs, otlp)
 	env = append(env, "VIGIL_BENCH_WORK_DIR="+paths.Work)
 	m, err := r.exe.Run(ctx, argv, env, paths.Work, stdout, stderr)
 	if m.Interrupted {
@@ -298,7 +341,7 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 		// being recorded as the sample's fault.
 		return false, fmt.Errorf("sample %s: %v%s", s.ID, err, stderrTail(paths.Stderr))
 	}
-	assess(s, sampleRun{m: m, kind: s.ArmKind, cell: cell, userMode: len(user) > 0, paths: paths, maxForeign: r.cfg.Plan.MaxForeignCPUs})
+	assess(s, sampleRun{m: m, kind: s.ArmKind, cell: cell, userMode: len(user) > 0, paths: paths, maxForeign: r.cfg.Plan.MaxForeignCPUs, collector: otlp != ""})
 	if r.cfg.KeepArtifacts {
 		if err := keep(paths, filepath.Join(r.cfg.OutDir, "artifacts", s.ID)); err != nil {
 			return false, fmt.Errorf("--keep-artifacts: %v", err)

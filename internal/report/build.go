@@ -48,7 +48,11 @@ func buildRun(r *run, o Options) *Run {
 	for _, cell := range p.Cells {
 		cs := &CellSummary{Cell: cell, Comparisons: []*Comparison{}}
 		for i, arm := range p.Arms {
-			cs.Arms = append(cs.Arms, buildArm(r, cell.Name, arm, p.ArmKinds[i], o.Confidence))
+			a := buildArm(r, cell.Name, arm, p.ArmKinds[i], o.Confidence)
+			if p.ArmExports != nil {
+				a.Export = p.ExportOf(arm)
+			}
+			cs.Arms = append(cs.Arms, a)
 		}
 		mm := memoryMetric(cs.Arms)
 		for i := range cs.Arms {

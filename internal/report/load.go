@@ -84,6 +84,9 @@ func loadPlan(path string) (sample.Plan, error) {
 	if len(p.Arms) == 0 || len(p.Arms) != len(p.ArmKinds) {
 		return p, fmt.Errorf("%s: arms and arm_kinds must be non-empty and of equal length", path)
 	}
+	if p.ArmExports != nil && len(p.ArmExports) != len(p.Arms) {
+		return p, fmt.Errorf("%s: arm_exports must have one entry per arm", path)
+	}
 	for _, k := range p.ArmKinds {
 		switch k {
 		case sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC:

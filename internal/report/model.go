@@ -57,8 +57,11 @@ type CellSummary struct {
 
 // ArmSummary is the per-arm table of one cell.
 type ArmSummary struct {
-	Arm        string         `json:"arm"`
-	ArmKind    string         `json:"arm_kind"`
+	Arm     string `json:"arm"`
+	ArmKind string `json:"arm_kind"`
+	// Export is where a traced arm's spans went, for plans with collector
+	// arms: "file" or "collector".
+	Export     string         `json:"export,omitempty"`
 	Planned    int            `json:"planned"`
 	Measured   int            `json:"measured"` // non-warm-up samples, all attempts
 	Valid      int            `json:"valid"`    // blocks with a valid sample

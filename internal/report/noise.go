@@ -19,9 +19,11 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	var rel []float64
 	short := 0
 	for _, c := range cells {
+		// Labels run the same thing when kind and export agree (B and
+		// B@collector differ by their export).
 		kinds := map[string]string{}
 		for _, a := range c.Arms {
-			kinds[a.Arm] = a.ArmKind
+			kinds[a.Arm] = a.ArmKind + "/" + a.Export
 		}
 		for _, cmp := range c.Comparisons {
 			if kinds[cmp.Base] != kinds[cmp.Other] || cmp.Pairs == 0 {

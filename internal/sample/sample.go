@@ -17,6 +17,31 @@ const (
 	ArmC    = "C"    // both
 )
 
+// Where a traced arm's spans go (Plan.ArmExports).
+const (
+	ExportFile      = "file"      // agent --trace-out: OTLP/JSON lines
+	ExportCollector = "collector" // agent --otlp-endpoint: a real collector
+	// CollectorSuffix marks a collector arm's label: B@collector.
+	CollectorSuffix = "@" + ExportCollector
+)
+
+// ExportOf is where the arm labelled arm sends its spans: ExportFile or
+// ExportCollector for traced arms, "" otherwise.
+func (p Plan) ExportOf(arm string) string {
+	for i, a := range p.Arms {
+		if a != arm {
+			continue
+		}
+		if i < len(p.ArmExports) {
+			return p.ArmExports[i]
+		}
+		if p.ArmKinds[i] == ArmB || p.ArmKinds[i] == ArmC {
+			return ExportFile
+		}
+	}
+	return ""
+}
+
 // Cell is one event-rate preset or custom cell.
 type Cell struct {
 	Name         string `json:"name"`
@@ -32,12 +57,18 @@ type Plan struct {
 	CreatedUnix int64    `json:"created_unix"`
 	Arms        []string `json:"arms"`      // labels; an A/A run repeats an arm under two labels
 	ArmKinds    []string `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
-	Cells       []Cell   `json:"cells"`
-	Blocks      int      `json:"blocks"`
-	Warmup      int      `json:"warmup"`
-	Order       string   `json:"order"` // "random" or "counterbalanced"
-	Seed        int64    `json:"seed"`
-	MaxReruns   int      `json:"max_reruns"`
+	// ArmExports says where each arm's spans go, same order as Arms:
+	// ExportFile, ExportCollector, or "" for arms without tracing. Nil
+	// when every traced arm writes a file.
+	ArmExports []string `json:"arm_exports,omitempty"`
+	// Collector is the Jaeger binary the collector arms export to.
+	Collector string `json:"collector,omitempty"`
+	Cells     []Cell `json:"cells"`
+	Blocks    int    `json:"blocks"`
+	Warmup    int    `json:"warmup"`
+	Order     string `json:"order"` // "random" or "counterbalanced"
+	Seed      int64  `json:"seed"`
+	MaxReruns int    `json:"max_reruns"`
 	// MaxForeignCPUs is the interference gate: a sample during which more
 	// CPUs than this were busy outside it, on average, is contended and
 	// re-measured. 0 turns the gate off.
@@ -112,11 +143,21 @@ type Sample struct {
 	Interference *Interference `json:"interference,omitempty"`
 	Contended    bool          `json:"contended,omitempty"`
 
+	// OTLPExport is a collector arm's network export (nil for others).
+	OTLPExport *OTLPExport `json:"otlp_export,omitempty"`
+
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 
 	Host     Host              `json:"host"`
 	Versions map[string]string `json:"versions"`
+}
+
+// OTLPExport counts the spans a collector arm's agent sent over OTLP/HTTP
+// and the spans whose export failed.
+type OTLPExport struct {
+	SpansExported int `json:"spans_exported"`
+	SpansFailed   int `json:"spans_failed"`
 }
 
 // Artifacts are the sizes of what a sample produced.

@@ -29,7 +29,9 @@ func (o *rootObserver) OnEnd(s sdktrace.ReadOnlySpan) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.ended++
-	if s.Parent().IsValid() || s.Name() != RootSpanName {
+	// The run's root is the local root: no parent, or a remote one (the
+	// TRACEPARENT vigil record hands down).
+	if s.Parent().IsValid() && !s.Parent().IsRemote() || s.Name() != RootSpanName {
 		return
 	}
 	o.seen = true
