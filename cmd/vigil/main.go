@@ -34,10 +34,12 @@ agent workload, and benchmarks what each observation layer costs.
   vigil report DIR...                           statistics and findings
   vigil diff A.tar.gz B.tar.gz                  what changed between two runs
   vigil check --policy P.yaml run.tar.gz        judge a run against a policy
+  vigil export run.tar.gz --otlp-endpoint URL   send a run to an OpenTelemetry backend
 
 Exit codes: vigil record exits with the child's code (128+N for signal N;
 126/127 when CMD cannot be executed / is not found); vigil verify and
-inspect exit 1 when an archive fails verification; vigil bench exits 3 when
+inspect exit 1 when an archive fails verification (export too, and 2 when
+the export itself fails); vigil bench exits 3 when
 a cell fell short of its sample count and 130 when interrupted; every
 failure of vigil itself (bad flags or input, missing privileges) exits 125.`,
 	SilenceUsage:  true,
