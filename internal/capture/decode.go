@@ -229,6 +229,11 @@ func outOfRange(ev *event.Kernel) string {
 		if r := ev.FileOp.Ret; r > 0 || r < -4095 {
 			return "result"
 		}
+	case ev.IOUring != nil:
+		// The kernel's io_uring opcode is a u8 (io_uring_sqe.opcode).
+		if ev.IOUring.Opcode > 255 {
+			return "opcode"
+		}
 	}
 	return ""
 }
