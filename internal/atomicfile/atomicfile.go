@@ -5,8 +5,10 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,8 +75,19 @@ func Write(path string, data []byte) error {
 	if err := CheckTarget(path); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	err := write(path, data, 0o644, os.Rename)
-	if err != nil {
+	return WriteFrom(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFrom is Write for output produced piece by piece: fill writes the
+// content to w. When fill fails, nothing is left at path or beside it.
+func WriteFrom(path string, fill func(w io.Writer) error) error {
+	if err := CheckTarget(path); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	if err := write(path, fill, 0o644, os.Rename); err != nil {
 		return fmt.Errorf("%s: %v", path, unwrap(err))
 	}
 	return nil
@@ -90,13 +103,17 @@ func Create(path string, data []byte, mode os.FileMode) error {
 		}
 		return os.Remove(tmp)
 	}
-	if err := write(path, data, mode, link); err != nil {
+	fill := func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+	if err := write(path, fill, mode, link); err != nil {
 		return fmt.Errorf("%s: %v", path, unwrap(err))
 	}
 	return nil
 }
 
-func write(path string, data []byte, mode os.FileMode, place func(tmp, path string) error) error {
+func write(path string, fill func(io.Writer) error, mode os.FileMode, place func(tmp, path string) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -106,7 +123,11 @@ func write(path string, data []byte, mode os.FileMode, place func(tmp, path stri
 		os.Remove(f.Name())
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := fill(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	// CreateTemp makes the file 0600; outputs are as readable as any

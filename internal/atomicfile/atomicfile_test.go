@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +88,40 @@ func TestCreateNeverReplaces(t *testing.T) {
 	}
 	if names, _ := os.ReadDir(dir); len(names) != 1 {
 		t.Fatalf("left behind: %v", names)
+	}
+}
+
+// TestWriteFromFailureLeavesNothing: when the producer fails halfway,
+// neither the target nor a temporary file is left, and an existing file
+// keeps its content.
+func TestWriteFromFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	fill := func(w io.Writer) error {
+		if _, err := w.Write(make([]byte, 200<<10)); err != nil {
+			return err
+		}
+		return errors.New("producer failed")
+	}
+	if err := WriteFrom(path, fill); err == nil || !strings.Contains(err.Error(), "producer failed") {
+		t.Fatalf("err %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFrom(path, fill); err == nil {
+		t.Fatal("no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("existing file now %q", b)
+	}
+	if err := WriteFrom(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("file %q, want new", b)
 	}
 }

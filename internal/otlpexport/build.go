@@ -40,12 +40,9 @@ type Options struct {
 
 // Export is an archive as OTLP traces, split into requests.
 type Export struct {
-	// Batches are the requests to send, in order; a file holds one line
-	// per batch.
-	Batches []ptrace.Traces
 	TraceID string // the run's trace
 	RunSpan string // the run's span id
-	// Spans counts every span in Batches; KernelEvents the span events
+	// Spans counts every span of every batch; KernelEvents the span events
 	// that stand for a kernel event (one per event of the archive).
 	Spans        int
 	KernelEvents int
@@ -60,6 +57,19 @@ type Export struct {
 	// IDs says where the trace and run span ids came from: "run.trace",
 	// or "derived" from the run id for archives without one.
 	IDs string
+
+	bd     *builder
+	bounds [][2]int // each batch's range of bd.spans
+}
+
+// NumBatches is the number of requests (lines of a file) the export is
+// split into.
+func (x *Export) NumBatches() int { return len(x.bounds) }
+
+// Batch builds request i. Batches are built one at a time, so an export
+// holds the pdata of one request, not of the whole archive.
+func (x *Export) Batch(i int) ptrace.Traces {
+	return x.bd.batch(x.bd.spans[x.bounds[i][0]:x.bounds[i][1]])
 }
 
 // spanRec is one span before it is placed in a batch.
@@ -132,7 +142,7 @@ func Build(b *evidence.Bundle, o Options) (*Export, error) {
 	x.TraceID = hex.EncodeToString(bd.trace[:])
 	x.RunSpan = hex.EncodeToString(bd.runSp[:8])
 	x.Continuations = bd.conts
-	x.Batches = bd.batches(o.MaxEventsPerRequest)
+	x.bd, x.bounds = bd, bd.split(o.MaxEventsPerRequest)
 	for _, s := range bd.spans {
 		x.Spans++
 		x.KernelEvents += len(s.events)
@@ -392,27 +402,36 @@ func (bd *builder) runEndMono() uint64 {
 	return last
 }
 
-// batches materializes the spans into requests of at most maxEvents span
-// events each (a span with more than that goes alone).
-func (bd *builder) batches(maxEvents int) []ptrace.Traces {
-	var out []ptrace.Traces
-	var cur ptrace.SpanSlice
+// split cuts the spans into requests of at most maxEvents span events
+// each (a span with more than that goes alone).
+func (bd *builder) split(maxEvents int) [][2]int {
+	var out [][2]int
 	n := 0
-	for _, s := range bd.spans {
-		if cur == (ptrace.SpanSlice{}) || n > 0 && n+len(s.events) > maxEvents {
-			td := ptrace.NewTraces()
-			rs := td.ResourceSpans().AppendEmpty()
-			resourceAttrs(rs.Resource().Attributes(), bd.b)
-			ss := rs.ScopeSpans().AppendEmpty()
-			ss.Scope().SetName(ScopeName)
-			ss.Scope().SetVersion(bd.b.Run.VigilVersion)
-			cur, n = ss.Spans(), 0
-			out = append(out, td)
+	for i, s := range bd.spans {
+		if len(out) == 0 || n > 0 && n+len(s.events) > maxEvents {
+			out = append(out, [2]int{i, i})
+			n = 0
 		}
-		bd.materialize(cur.AppendEmpty(), s)
+		out[len(out)-1][1] = i + 1
 		n += len(s.events)
 	}
 	return out
+}
+
+// batch materializes spans as one request.
+func (bd *builder) batch(spans []*spanRec) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	resourceAttrs(rs.Resource().Attributes(), bd.b)
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName(ScopeName)
+	ss.Scope().SetVersion(bd.b.Run.VigilVersion)
+	out := ss.Spans()
+	out.EnsureCapacity(len(spans))
+	for _, s := range spans {
+		bd.materialize(out.AppendEmpty(), s)
+	}
+	return td
 }
 
 func (bd *builder) materialize(sp ptrace.Span, s *spanRec) {

@@ -21,7 +21,8 @@ type flatSpan struct {
 
 func spansOf(x *Export) []flatSpan {
 	var out []flatSpan
-	for bi, td := range x.Batches {
+	for bi := range x.NumBatches() {
+		td := x.Batch(bi)
 		rss := td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
 			sss := rss.At(i).ScopeSpans()
@@ -101,7 +102,7 @@ func TestEveryEventExactlyOnce(t *testing.T) {
 			for _, s := range tc.b.SDK {
 				toolSpans[s.SpanID] = true
 			}
-			batchEvents := make([]int, len(x.Batches))
+			batchEvents := make([]int, x.NumBatches())
 			spans := spansOf(x)
 			for _, fs := range spans {
 				ids[fs.span.SpanID()] = true

@@ -31,7 +31,7 @@ type Result struct {
 	Clock         string
 	IDs           string
 	Batches       int
-	FileBytes     int
+	FileBytes     int64
 	Send          *Stats // nil without an endpoint
 }
 
@@ -45,7 +45,7 @@ func Do(ctx context.Context, b *evidence.Bundle, t Target) (Result, error) {
 	r := Result{
 		RunID: b.Run.RunID, TraceID: x.TraceID, Spans: x.Spans, KernelEvents: x.KernelEvents,
 		ArchiveEvents: len(b.Kernel), Continuations: x.Continuations, Clock: x.Clock, IDs: x.IDs,
-		Batches: len(x.Batches),
+		Batches: x.NumBatches(),
 	}
 	var errs []string
 	if t.File != "" {

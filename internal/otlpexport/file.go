@@ -2,38 +2,51 @@ package otlpexport
 
 import (
 	"bytes"
+	"io"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"vigil/internal/atomicfile"
 )
 
-// MarshalFile encodes the batches in the OTLP file format: one TracesData
-// per line in OTLP/JSON, one line per batch (what vigil agent --trace-out
-// and the collector's file exporter write).
-func MarshalFile(x *Export) ([]byte, error) {
-	var buf bytes.Buffer
+// WriteTo writes the export in the OTLP file format: one TracesData per
+// line in OTLP/JSON, one line per batch (what vigil agent --trace-out and
+// the collector's file exporter write). It returns the bytes written.
+func (x *Export) WriteTo(w io.Writer) (int64, error) {
 	var m ptrace.JSONMarshaler
-	for _, td := range x.Batches {
-		line, err := m.MarshalTraces(td)
+	var n int64
+	for i := range x.NumBatches() {
+		line, err := m.MarshalTraces(x.Batch(i))
 		if err != nil {
-			return nil, err
+			return n, err
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+		k, err := w.Write(append(line, '\n'))
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
 	}
-	return buf.Bytes(), nil
+	return n, nil
 }
 
-// WriteFile writes MarshalFile's output to path atomically (a failure
-// leaves no partial file) and returns its size.
-func WriteFile(path string, x *Export) (int, error) {
-	data, err := MarshalFile(x)
+// MarshalFile is WriteTo into memory.
+func MarshalFile(x *Export) ([]byte, error) {
+	var buf bytes.Buffer
+	_, err := x.WriteTo(&buf)
+	return buf.Bytes(), err
+}
+
+// WriteFile writes the export to path atomically (a failure leaves no
+// partial file), a batch at a time, and returns its size.
+func WriteFile(path string, x *Export) (int64, error) {
+	var n int64
+	err := atomicfile.WriteFrom(path, func(w io.Writer) error {
+		var err error
+		n, err = x.WriteTo(w)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
-	if err := atomicfile.Write(path, data); err != nil {
-		return 0, err
-	}
-	return len(data), nil
+	return n, nil
 }

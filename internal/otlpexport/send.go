@@ -93,7 +93,8 @@ func (s *Sender) Send(ctx context.Context, x *Export) (Stats, error) {
 		client = &http.Client{Timeout: timeout}
 	}
 	var firstErr error
-	for i, td := range x.Batches {
+	for i := range x.NumBatches() {
+		td := x.Batch(i)
 		spans, events := countBatch(td)
 		if firstErr != nil {
 			st.SpansFailed += spans
@@ -107,7 +108,7 @@ func (s *Sender) Send(ctx context.Context, x *Export) (Stats, error) {
 		rejected, msg, retries, err := post(ctx, client, target, body, attempts, backoff)
 		st.Retries += retries
 		if err != nil {
-			firstErr = fmt.Errorf("request %d of %d: %w", i+1, len(x.Batches), err)
+			firstErr = fmt.Errorf("request %d of %d: %w", i+1, x.NumBatches(), err)
 			st.Failed++
 			st.SpansFailed += spans
 			st.EventsFailed += events

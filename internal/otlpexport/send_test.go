@@ -71,9 +71,9 @@ func TestSendAllAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Requests != len(x.Batches) || len(x.Batches) < 3 || st.SpansSent != x.Spans || st.EventsSent != x.KernelEvents ||
+	if st.Requests != x.NumBatches() || x.NumBatches() < 3 || st.SpansSent != x.Spans || st.EventsSent != x.KernelEvents ||
 		st.SpansFailed+st.EventsFailed+st.SpansRejected+st.Retries+st.Failed != 0 {
-		t.Fatalf("stats %+v for %d batches, %d spans, %d events", st, len(x.Batches), x.Spans, x.KernelEvents)
+		t.Fatalf("stats %+v for %d batches, %d spans, %d events", st, x.NumBatches(), x.Spans, x.KernelEvents)
 	}
 	if r.spans != x.Spans || r.events != x.KernelEvents || r.badBody+r.ctypeBad != 0 {
 		t.Fatalf("receiver decoded %d spans, %d events (bad bodies %d, content types %d)", r.spans, r.events, r.badBody, r.ctypeBad)
