@@ -82,7 +82,7 @@ archive.`,
 		if err != nil {
 			return err
 		}
-		b, err := readVerified(cmd, args[0])
+		b, err := readVerified(cmd, args[0], ExitArchiveInvalid)
 		if err != nil {
 			return err
 		}

@@ -78,7 +78,7 @@ verification; 125 bad flags or an archive could not be read.`,
 		}
 		var in [2]diff.Input
 		for i, path := range args {
-			b, err := readVerified(cmd, path)
+			b, err := readVerified(cmd, path, ExitArchiveInvalid)
 			if err != nil {
 				return err
 			}
@@ -100,9 +100,10 @@ verification; 125 bad flags or an archive could not be read.`,
 	},
 }
 
-// readVerified reads and verifies one archive; a verification failure is
-// reported on stderr and exits ExitArchiveInvalid.
-func readVerified(cmd *cobra.Command, path string) (*evidence.Bundle, error) {
+// readVerified reads and verifies one archive as vigil verify does; a
+// verification failure is reported on stderr as one line and exits with
+// code (each command has its own), any other error is returned.
+func readVerified(cmd *cobra.Command, path string, code int) (*evidence.Bundle, error) {
 	if err := checkArchiveFile(path); err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func readVerified(cmd *cobra.Command, path string) (*evidence.Bundle, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", path, err)
-	return nil, exitError{ExitArchiveInvalid}
+	return nil, exitError{code}
 }
 
 func init() {

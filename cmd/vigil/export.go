@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"vigil/internal/archive"
 	"vigil/internal/atomicfile"
 	"vigil/internal/otlpexport"
 )
@@ -64,16 +63,9 @@ still happened); 125 bad flags or the archive could not be read.`,
 			if err := checkExportTarget(t); err != nil {
 				return err
 			}
-			if err := checkArchiveFile(args[0]); err != nil {
-				return err
-			}
-			b, err := archive.Read(args[0])
+			b, err := readVerified(cmd, args[0], ExitVerifyFailed)
 			if err != nil {
-				if !isVerifyFailure(err) {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", args[0], err)
-				return exitError{ExitVerifyFailed}
+				return err
 			}
 			res, err := otlpexport.Do(context.Background(), b, t)
 			fmt.Fprint(cmd.ErrOrStderr(), "vigil export: "+res.Text(t))

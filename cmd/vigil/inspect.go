@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"vigil/internal/archive"
 	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
 	"vigil/internal/runpage"
@@ -48,16 +47,9 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 		if inspectFlags.top < 0 {
 			return fmt.Errorf("--top %d: must be >= 0", inspectFlags.top)
 		}
-		if err := checkArchiveFile(args[0]); err != nil {
-			return err
-		}
-		b, err := archive.Read(args[0])
+		b, err := readVerified(cmd, args[0], ExitVerifyFailed)
 		if err != nil {
-			if !isVerifyFailure(err) {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", args[0], err)
-			return exitError{ExitVerifyFailed}
+			return err
 		}
 		if inspectFlags.html != "" {
 			var page bytes.Buffer
