@@ -37,7 +37,8 @@ own spans and the run's spans share one trace id:
     in a tool call, otherwise in its process's span.
 No event is dropped to fit limits: a span holds at most
 --max-events-per-span events, the rest go to "(continued)" spans under it;
-a request holds at most --max-events-per-request. Failed, retried and
+a request holds at most --max-events-per-request spans and span events
+together (a span never holds more than a request can). Failed, retried and
 rejected requests and spans are counted and printed. Attribute names
 follow the OpenTelemetry semantic conventions (process.*, file.path,
 network.*, gen_ai.tool.*) and vigil.* otherwise (see the README).
@@ -89,7 +90,7 @@ func addExportFlags(str func(*string, string, string, string), num func(*int, st
 		str(&t.File, "otlp-file", "", "write the run as OTLP/JSON lines to `FILE` (replaced atomically)")
 	}
 	num(&t.MaxEventsPerSpan, "max-events-per-span", otlpexport.DefaultMaxEventsPerSpan, "at most `N` kernel events in one span; more continue in child spans")
-	num(&t.MaxEventsPerRequest, "max-events-per-request", otlpexport.DefaultMaxEventsPerRequest, "at most `N` span events in one OTLP request")
+	num(&t.MaxEventsPerRequest, "max-events-per-request", otlpexport.DefaultMaxEventsPerRequest, "at most `N` spans plus span events in one OTLP request")
 	dur(&t.Timeout, "otlp-timeout", 10*time.Second, "time limit for each OTLP request attempt (5 attempts for retryable failures)")
 }
 
@@ -103,8 +104,8 @@ func checkExportTarget(t otlpexport.Target) error {
 	if t.MaxEventsPerSpan < 1 {
 		return fmt.Errorf("--max-events-per-span %d: must be >= 1", t.MaxEventsPerSpan)
 	}
-	if t.MaxEventsPerRequest < 1 {
-		return fmt.Errorf("--max-events-per-request %d: must be >= 1", t.MaxEventsPerRequest)
+	if t.MaxEventsPerRequest < 2 {
+		return fmt.Errorf("--max-events-per-request %d: must be >= 2 (a span and one event)", t.MaxEventsPerRequest)
 	}
 	if t.Timeout <= 0 {
 		return fmt.Errorf("--otlp-timeout %v: must be > 0", t.Timeout)

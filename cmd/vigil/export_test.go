@@ -60,7 +60,7 @@ func TestExportCommand(t *testing.T) {
 		{args: []string{"export", bad, "--otlp-file", out}, code: ExitVerifyFailed},
 		{args: []string{"export", good, "--otlp-endpoint", refuse.URL}, code: ExitExportFailed, stderr: "403"},
 		{args: []string{"export", good, "--otlp-endpoint", srv.URL, "--otlp-file", out, "--max-events-per-span", "5"},
-			code: 0, stderr: "60 of 60 kernel events"},
+			code: 0, stderr: "rejected 0, failed 0; events sent 60, failed 0"},
 	})
 	if _, err := os.Stat(filepath.Join(dir, "missing.tar.gz")); err == nil {
 		t.Fatal("a failed export created its input")

@@ -61,6 +61,9 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		} else if _, err := os.Stat(jaeger); err != nil {
 			return sample.Plan{}, fmt.Errorf("--jaeger %v", err)
 		}
+		if abs, err := filepath.Abs(jaeger); err == nil {
+			jaeger = abs // a resume from elsewhere finds it
+		}
 	}
 	cells, err := ResolveCells(opts.Cells, opts.CustomCells)
 	if err != nil {

@@ -167,8 +167,12 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		}
 		j, err := startCollector(ctx, bin)
 		if err != nil {
+			if ctx.Err() != nil {
+				return out, ErrInterrupted
+			}
 			return out, err
 		}
+		r.jaeger = j
 		defer func() {
 			if err := j.Stop(); err != nil {
 				prog.Logf("collector: %v", err)
@@ -266,10 +270,11 @@ func contains(xs []int, x int) bool {
 
 // sampler takes single samples.
 type sampler struct {
-	cfg  Config
-	exe  *Executor
-	root string
-	otlp string // the collector's OTLP/HTTP traces URL, or ""
+	cfg    Config
+	exe    *Executor
+	root   string
+	otlp   string // the collector's OTLP/HTTP traces URL, or ""
+	jaeger *collector.Jaeger
 }
 
 // startCollector starts the Jaeger the collector arms export to.
@@ -310,6 +315,11 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 		paths.Trace = filepath.Join(dir, "trace.otlp.jsonl")
 	case sample.ExportCollector:
 		otlp = r.otlp
+		// A collector that died would fail every sample until the
+		// re-measure budget is spent: stop the run instead.
+		if err := r.jaeger.Exited(); err != nil {
+			return false, fmt.Errorf("collector arms: %v", err)
+		}
 	}
 	if !usesRunner(s.ArmKind) {
 		paths.Archive, paths.PhaseLog = "", ""

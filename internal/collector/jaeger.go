@@ -155,8 +155,8 @@ func Start(ctx context.Context, bin string) (*Jaeger, error) {
 	return j, nil
 }
 
-func (j *Jaeger) waitReady(ctx context.Context, otlp string) error {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+func (j *Jaeger) waitReady(parent context.Context, otlp string) error {
+	ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 	defer cancel()
 	for {
 		select {
@@ -164,6 +164,9 @@ func (j *Jaeger) waitReady(ctx context.Context, otlp string) error {
 			j.done <- err
 			return fmt.Errorf("jaeger exited during start (%v): %s", err, j.logTail())
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return parent.Err()
+			}
 			return fmt.Errorf("jaeger not ready after 60s: %s", j.logTail())
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -191,11 +194,30 @@ func (j *Jaeger) logTail() string {
 	return s
 }
 
+// Exited reports, without waiting, whether Jaeger has ended on its own
+// (a crash mid-run), and how.
+func (j *Jaeger) Exited() error {
+	select {
+	case err := <-j.done:
+		j.done <- err
+		return fmt.Errorf("jaeger exited (%v): %s", err, j.logTail())
+	default:
+		return nil
+	}
+}
+
 // Stop ends Jaeger (SIGTERM, then SIGKILL after 10 s) and removes its
 // directory. It is safe to call twice.
 func (j *Jaeger) Stop() error {
 	if j.cmd == nil || j.cmd.Process == nil {
 		return nil
+	}
+	if err := j.Exited(); err != nil {
+		// Already gone (and reaped): its group id may be reused, so no
+		// signal is sent.
+		j.cmd = nil
+		os.RemoveAll(j.dir)
+		return err
 	}
 	_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGTERM)
 	var err error

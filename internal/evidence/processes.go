@@ -21,14 +21,16 @@ type Process struct {
 }
 
 // Processes rebuilds the run's processes from kernel (sorted by Seq), in
-// order of appearance. A pid the kernel reused after a group exit starts a
-// new Process.
+// order of appearance, a parent before the children it forked. A pid the
+// kernel reused starts a new Process at the fork that reuses it; events
+// after a group exit stay with the process (threads exiting together can
+// each see the group dead).
 func Processes(kernel []event.Kernel) []Process {
 	var out []Process
 	live := map[uint32]int{} // pid -> index in out of its current life
 	get := func(pid uint32, ts uint64) *Process {
 		i, ok := live[pid]
-		if !ok || out[i].Exit != nil {
+		if !ok {
 			out = append(out, Process{PID: pid, StartNS: ts, EndNS: ts})
 			i = len(out) - 1
 			live[pid] = i
@@ -38,11 +40,11 @@ func Processes(kernel []event.Kernel) []Process {
 	for i := range kernel {
 		e := &kernel[i]
 		if f := e.Fork; f != nil && !f.Thread {
-			if prev, ok := live[f.ChildPID]; ok && out[prev].Exit == nil {
-				// The fork of a pid still alive in the record: its exit was
-				// not seen; the old life ends at its last event.
-				delete(live, f.ChildPID)
+			if !f.Entered {
+				get(e.PID, e.TimeNS) // the parent first, should this be its first event
 			}
+			// A fork of a pid already in the record is a new life of it.
+			delete(live, f.ChildPID)
 			c := get(f.ChildPID, e.TimeNS)
 			c.Comm, c.Entered = e.Comm, f.Entered
 			if !f.Entered {

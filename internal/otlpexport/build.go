@@ -106,6 +106,9 @@ func Build(b *evidence.Bundle, o Options) (*Export, error) {
 	if o.MaxEventsPerRequest <= 0 {
 		o.MaxEventsPerRequest = DefaultMaxEventsPerRequest
 	}
+	// A request holds at least one span, so no span may hold more events
+	// than a request (one item is the span itself).
+	o.MaxEventsPerSpan = max(1, min(o.MaxEventsPerSpan, o.MaxEventsPerRequest-1))
 	x := &Export{}
 	bd := &builder{b: b, runID: b.Run.RunID, maxPer: o.MaxEventsPerSpan, bySeq: make(map[uint64]int, len(b.Kernel))}
 	for i := range b.Kernel {
@@ -323,7 +326,7 @@ func (bd *builder) placeEvents(run *spanRec, procOf []*spanRec) {
 			rest = rest[len(chunk):]
 			first, last := bd.b.Kernel[chunk[0]].TimeNS, bd.b.Kernel[chunk[len(chunk)-1]].TimeNS
 			p, parts := part, total
-			bd.add(&spanRec{
+			c := bd.add(&spanRec{
 				spanID: bd.derive(fmt.Sprintf("%x/part/%d", s.spanID[:8], part)), parent: s.spanID, hasParent: true,
 				name: s.name + ContinuedSuffix, start: bd.wall(first), end: bd.wall(last),
 				attrs: func(m pcommon.Map) {
@@ -332,6 +335,7 @@ func (bd *builder) placeEvents(run *spanRec, procOf []*spanRec) {
 				},
 				events: chunk,
 			})
+			c.traceID = s.traceID // the trace of the span it continues
 			bd.conts++
 		}
 	}
@@ -402,18 +406,19 @@ func (bd *builder) runEndMono() uint64 {
 	return last
 }
 
-// split cuts the spans into requests of at most maxEvents span events
-// each (a span with more than that goes alone).
-func (bd *builder) split(maxEvents int) [][2]int {
+// split cuts the spans into requests of at most maxItems items each,
+// counting a span as one item plus its events, so spans without events
+// (processes, the run) fill requests too.
+func (bd *builder) split(maxItems int) [][2]int {
 	var out [][2]int
 	n := 0
 	for i, s := range bd.spans {
-		if len(out) == 0 || n > 0 && n+len(s.events) > maxEvents {
+		if len(out) == 0 || n > 0 && n+1+len(s.events) > maxItems {
 			out = append(out, [2]int{i, i})
 			n = 0
 		}
 		out[len(out)-1][1] = i + 1
-		n += len(s.events)
+		n += 1 + len(s.events)
 	}
 	return out
 }

@@ -310,3 +310,41 @@ func TestOpenFlagsText(t *testing.T) {
 		t.Errorf("ErrnoName: %q %q", ErrnoName(2), ErrnoName(4095))
 	}
 }
+
+// TestContinuationsStayInTheirTrace: when the workload's trace is not the
+// run's (its SDK ignored TRACEPARENT), a tool call's kernel events and
+// their continuation spans all stay in the workload's trace.
+func TestContinuationsStayInTheirTrace(t *testing.T) {
+	b := traced(100, 2)
+	const other = "11111111111111111111111111111111"
+	for i := range b.SDK {
+		b.SDK[i].TraceID = other
+	}
+	b = evidence.Assemble(b.Run, b.Kernel, b.SDK, evidencetest.CleanInput())
+	x, err := Build(b, Options{MaxEventsPerSpan: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceOf := map[pcommon.SpanID]string{}
+	var spans []ptrace.Span
+	for _, fs := range spansOf(x) {
+		traceOf[fs.span.SpanID()] = fs.span.TraceID().String()
+		spans = append(spans, fs.span)
+	}
+	conts := 0
+	for _, s := range spans {
+		if !strings.HasSuffix(s.Name(), ContinuedSuffix) {
+			continue
+		}
+		conts++
+		if s.TraceID().String() != traceOf[s.ParentSpanID()] {
+			t.Fatalf("%q in trace %s, its parent in %s", s.Name(), s.TraceID(), traceOf[s.ParentSpanID()])
+		}
+		if strings.HasPrefix(s.Name(), KernelEventsSpanName) && s.TraceID().String() != other {
+			t.Fatalf("tool call continuation in trace %s, want %s", s.TraceID(), other)
+		}
+	}
+	if conts == 0 {
+		t.Fatal("no continuation spans")
+	}
+}

@@ -14,8 +14,8 @@
 // Nothing is dropped to fit limits: a span never holds more than
 // Options.MaxEventsPerSpan events (the rest go to continuation spans under
 // it, each counted), a request never holds more than
-// Options.MaxEventsPerRequest, and every span and event sent, rejected by
-// the receiver or not sent is counted in Stats.
+// Options.MaxEventsPerRequest spans and span events, and every span and
+// event sent, rejected by the receiver or not sent is counted in Stats.
 //
 // Attribute names follow the OpenTelemetry semantic conventions where one
 // exists (process.*, thread.id, file.path, network.*, error.type,

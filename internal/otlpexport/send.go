@@ -103,7 +103,12 @@ func (s *Sender) Send(ctx context.Context, x *Export) (Stats, error) {
 		}
 		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 		if err != nil {
-			return st, err
+			firstErr = fmt.Errorf("request %d of %d: encoding: %w", i+1, x.NumBatches(), err)
+			st.Failed++
+			st.SpansFailed += spans
+			st.EventsFailed += events
+			st.Messages = append(st.Messages, firstErr.Error())
+			continue
 		}
 		rejected, msg, retries, err := post(ctx, client, target, body, attempts, backoff)
 		st.Retries += retries
@@ -195,7 +200,7 @@ func postOnce(ctx context.Context, client *http.Client, target string, body []by
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	switch {
-	case resp.StatusCode == http.StatusOK:
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") || len(data) == 0 {
 			return 0, "", nil
 		}

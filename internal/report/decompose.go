@@ -12,9 +12,38 @@ import (
 // times the current number of blocks is reported as impractical.
 const maxPracticalFactor = 20
 
-// armsByKind returns the first arm label of each kind in a cell.
+// armsByKind returns the first arm label of each kind in a cell. Traced
+// arms are taken with one export: file arms when there are both B and C
+// file arms, else collector arms when there are both, so C − A − B + bare
+// never mixes a file export with a network one.
 func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 	out := map[string]*ArmSummary{}
+	traced := map[string]map[string]*ArmSummary{} // export -> kind -> arm
+	for _, a := range arms {
+		if a.ArmKind == sample.ArmB || a.ArmKind == sample.ArmC {
+			e := a.Export
+			if e == "" {
+				e = sample.ExportFile
+			}
+			if traced[e] == nil {
+				traced[e] = map[string]*ArmSummary{}
+			}
+			if _, ok := traced[e][a.ArmKind]; !ok {
+				traced[e][a.ArmKind] = a
+			}
+			continue
+		}
+		if _, ok := out[a.ArmKind]; !ok {
+			out[a.ArmKind] = a
+		}
+	}
+	for _, e := range []string{sample.ExportFile, sample.ExportCollector} {
+		if t := traced[e]; t[sample.ArmB] != nil && t[sample.ArmC] != nil {
+			out[sample.ArmB], out[sample.ArmC] = t[sample.ArmB], t[sample.ArmC]
+			return out
+		}
+	}
+	// No B and C with one export: the first of each kind, as listed.
 	for _, a := range arms {
 		if _, ok := out[a.ArmKind]; !ok {
 			out[a.ArmKind] = a

@@ -28,3 +28,28 @@ func TestNoiseFloorKeepsExportsApart(t *testing.T) {
 		t.Fatalf("B vs B2 not counted as A/A: %+v", nf)
 	}
 }
+
+// TestDecompositionDoesNotMixExports: with B@collector listed before the
+// file arms, the decomposition still takes B and C with one export.
+func TestDecompositionDoesNotMixExports(t *testing.T) {
+	arms := []*ArmSummary{
+		{Arm: "bare", ArmKind: "bare"}, {Arm: "A", ArmKind: "A"},
+		{Arm: "B@collector", ArmKind: "B", Export: "collector"},
+		{Arm: "B", ArmKind: "B", Export: "file"}, {Arm: "C", ArmKind: "C", Export: "file"},
+	}
+	k := armsByKind(arms)
+	if k["B"].Arm != "B" || k["C"].Arm != "C" {
+		t.Fatalf("decomposition takes %s and %s", k["B"].Arm, k["C"].Arm)
+	}
+	k = armsByKind(append(arms[:3:3], &ArmSummary{Arm: "C@collector", ArmKind: "C", Export: "collector"}, &ArmSummary{Arm: "B2", ArmKind: "B"}))
+	if k["B"].Arm != "B@collector" || k["C"].Arm != "C@collector" {
+		t.Fatalf("decomposition takes %s and %s", k["B"].Arm, k["C"].Arm)
+	}
+}
+
+func TestArmsByKindWithoutAPair(t *testing.T) {
+	k := armsByKind([]*ArmSummary{{Arm: "bare", ArmKind: "bare"}, {Arm: "B", ArmKind: "B"}})
+	if k["B"] == nil || k["B"].Arm != "B" {
+		t.Fatalf("bare,B: B is %v", k["B"])
+	}
+}

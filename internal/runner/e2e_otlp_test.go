@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestE2EJaeger(t *testing.T) {
 		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
 	}
 	b := verifyAndRead(t, arch)
-	if !strings.Contains(r.stderr, "requests accepted") || strings.Contains(r.stderr, "failed 1") {
+	if !strings.Contains(r.stderr, "1 of 1 requests accepted") || !strings.Contains(r.stderr, "rejected 0, failed 0; events sent "+strconv.Itoa(len(b.Kernel))+", failed 0") {
 		t.Fatalf("record's export report: %s", r.stderr)
 	}
 	traceID, runSpan := b.Run.Trace.TraceID, b.Run.Trace.SpanID

@@ -242,10 +242,11 @@ func (s *session) startSpan(ctx context.Context, name string, kind trace.SpanKin
 	return s.tr.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
-// spanContext is the ids of a span this run made; without tracing the
-// span in hand is an inherited parent's, not the run's, so none.
+// spanContext is the ids of a span this run made and records; without
+// tracing the span in hand is an inherited parent's, and an unsampled
+// span is never exported, so neither has ids worth logging.
 func (s *session) spanContext(span trace.Span) trace.SpanContext {
-	if s.tr == nil {
+	if s.tr == nil || !span.IsRecording() {
 		return trace.SpanContext{}
 	}
 	return span.SpanContext()
@@ -265,8 +266,9 @@ func (s *session) run(ctx context.Context) (Result, error) {
 		attribute.Int(AttrPayloadBytes, cfg.PayloadBytes),
 	)
 
-	if sc := s.spanContext(root); sc.IsValid() {
-		s.res.TraceID, s.res.RootSpanID = sc.TraceID().String(), sc.SpanID().String()
+	rootSC := s.spanContext(root) // read while it records
+	if rootSC.IsValid() {
+		s.res.TraceID, s.res.RootSpanID = rootSC.TraceID().String(), rootSC.SpanID().String()
 	}
 	runErr := s.agentLoop(ctx)
 	t := time.Now()
@@ -314,7 +316,7 @@ func (s *session) run(ctx context.Context) (Result, error) {
 	if runErr != nil {
 		status = StatusError
 	}
-	s.log.emit(event.SDKRunFinished, "", "", status, s.spanContext(root))
+	s.log.emit(event.SDKRunFinished, "", "", status, rootSC)
 	n, err := s.log.close()
 	s.res.SDKEvents = n
 	if err != nil && runErr == nil {

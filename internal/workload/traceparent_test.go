@@ -102,3 +102,19 @@ func TestNoIDsWithoutTracing(t *testing.T) {
 		t.Fatalf("untraced run reported trace %q / SDK lines %s", res.TraceID, data)
 	}
 }
+
+// TestUnsampledParentNoIDs: under an unsampled TRACEPARENT the agent's
+// spans are not recorded (nor exported), so the SDK log names none.
+func TestUnsampledParentNoIDs(t *testing.T) {
+	t.Setenv("TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
+	cfg := testConfig(t)
+	cfg.SDKEventLog = filepath.Join(t.TempDir(), "sdk.ndjson")
+	mustRun(t, cfg)
+	data, err := os.ReadFile(cfg.SDKEventLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) == 0 || strings.Contains(string(data), "span_id") {
+		t.Fatalf("SDK log under an unsampled parent: %s", data)
+	}
+}
