@@ -275,8 +275,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 	cfg := bench.Config{
 		Plan: plan, OutDir: out, Resume: resume, VigilBin: vigilBin,
 		WorkRoot: benchFlags.workRoot, KeepArtifacts: benchFlags.keep, Timeout: benchFlags.timeout,
-		JaegerBin: benchFlags.jaeger,
-		Log: os.Stderr, TTY: term.IsTerminal(int(os.Stderr.Fd())),
+		Log: os.Stderr, TTY: term.IsTerminal(int(os.Stderr.Fd())), JaegerBin: benchFlags.jaeger,
 	}
 	if !benchFlags.noReport {
 		cfg.Report = writeBenchReport
