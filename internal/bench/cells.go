@@ -76,7 +76,7 @@ func ParseCellSpec(spec string) (sample.Cell, error) {
 			n, err = strconv.Atoi(v)
 		}
 		if err != nil || n < 0 {
-			return sample.Cell{}, fmt.Errorf("--cell %q: %s=%q is not a non-negative number", spec, k, v)
+			return sample.Cell{}, fmt.Errorf("--cell %q: %q is not KEY=N with N a non-negative number", spec, part)
 		}
 		switch k {
 		case "kernel":
@@ -131,7 +131,7 @@ func ResolveCells(names []string, customs []string) ([]sample.Cell, error) {
 			return nil, fmt.Errorf("--cell %q: cell %s defined twice", spec, c.Name)
 		}
 		if _, clash := Presets[c.Name]; clash {
-			return nil, fmt.Errorf("--cell %q: %s is a preset name; choose another", spec, c.Name)
+			return nil, fmt.Errorf("--cell %q: %q is a preset name; choose another", spec, c.Name)
 		}
 		custom[c.Name] = c
 		customOrder = append(customOrder, c.Name)
