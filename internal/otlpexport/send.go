@@ -101,23 +101,24 @@ func (s *Sender) Send(ctx context.Context, x *Export) (Stats, error) {
 			st.EventsFailed += events
 			continue
 		}
-		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
-		if err != nil {
-			firstErr = fmt.Errorf("request %d of %d: encoding: %w", i+1, x.NumBatches(), err)
-			st.Failed++
-			st.SpansFailed += spans
-			st.EventsFailed += events
-			st.Messages = append(st.Messages, firstErr.Error())
-			continue
-		}
-		rejected, msg, retries, err := post(ctx, client, target, body, attempts, backoff)
-		st.Retries += retries
-		if err != nil {
+		// giveUp counts a request that will not be accepted; the rest are
+		// then not sent (counted above).
+		giveUp := func(err error) {
 			firstErr = fmt.Errorf("request %d of %d: %w", i+1, x.NumBatches(), err)
 			st.Failed++
 			st.SpansFailed += spans
 			st.EventsFailed += events
 			st.Messages = append(st.Messages, firstErr.Error())
+		}
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			giveUp(fmt.Errorf("encoding: %w", err))
+			continue
+		}
+		rejected, msg, retries, err := post(ctx, client, target, body, attempts, backoff)
+		st.Retries += retries
+		if err != nil {
+			giveUp(err)
 			continue
 		}
 		st.Requests++
