@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"vigil/internal/wire"
 	"vigil/internal/workload"
 )
 
@@ -119,7 +120,7 @@ func runAgent(cmd *cobra.Command, cfg workload.Config, resultOut string) error {
 		os.Remove(probe.Name())
 	}
 	res, runErr := workload.Run(cmd.Context(), cfg)
-	if runErr != nil && res.Status != workload.StatusError {
+	if runErr != nil && res.Status != wire.StatusError {
 		return runErr // bad input or setup failure: exit 125, nothing written
 	}
 	line, err := json.Marshal(res)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/wire"
 	"vigil/internal/workload"
-	"vigil/schema"
 )
 
 // runAgentCmd runs a fresh `vigil agent` command (flags do not carry over
@@ -36,10 +36,10 @@ func TestAgentCmdResultLine(t *testing.T) {
 	if strings.Count(out, "\n") != 1 {
 		t.Fatalf("want exactly one result line, got %q", out)
 	}
-	if err := schema.Validate("agent-result", []byte(out)); err != nil {
+	if err := wire.Validate("agent-result", []byte(out)); err != nil {
 		t.Fatalf("result line: %v", err)
 	}
-	var res workload.Result
+	var res wire.AgentResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestAgentCmdExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res workload.Result
-	if err := json.Unmarshal(b, &res); err != nil || res.Status != workload.StatusError || !res.FailInjected {
+	var res wire.AgentResult
+	if err := json.Unmarshal(b, &res); err != nil || res.Status != wire.StatusError || !res.FailInjected {
 		t.Fatalf("result-out: %s (%v)", b, err)
 	}
 }

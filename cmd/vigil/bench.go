@@ -21,7 +21,7 @@ import (
 	"vigil/internal/bench"
 	"vigil/internal/interference"
 	"vigil/internal/report"
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 var benchFlags struct {
@@ -311,7 +311,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 
 // printHostState prints the host's condition and what in it weakens
 // wall-time comparisons.
-func printHostState(w io.Writer, h sample.HostState) {
+func printHostState(w io.Writer, h wire.HostState) {
 	gov := strings.Join(h.Governors, ",")
 	if gov == "" {
 		gov = "not exposed"
@@ -335,8 +335,8 @@ func printHostState(w io.Writer, h sample.HostState) {
 
 // decided reports whether every decomposition verdict of the samples is
 // decided at the level of the plan's last look.
-func decided(plan sample.Plan, samples []sample.Sample) (bool, error) {
-	sum, err := report.Build([]sample.Plan{plan}, [][]sample.Sample{samples}, nil, report.DefaultOptions())
+func decided(plan wire.Plan, samples []wire.Sample) (bool, error) {
+	sum, err := report.Build([]wire.Plan{plan}, [][]wire.Sample{samples}, nil, report.DefaultOptions())
 	if err != nil {
 		return false, err
 	}
@@ -356,12 +356,12 @@ func decided(plan sample.Plan, samples []sample.Sample) (bool, error) {
 
 // checkPrivileges refuses Runner arms without root; bare and B run
 // anyway (the run notes that the memory cgroup is unavailable).
-func checkPrivileges(p sample.Plan) error {
+func checkPrivileges(p wire.Plan) error {
 	if os.Geteuid() == 0 {
 		return nil
 	}
 	for _, k := range p.ArmKinds {
-		if k == sample.ArmA || k == sample.ArmC {
+		if k == wire.ArmA || k == wire.ArmC {
 			return fmt.Errorf("bench: arm %s runs vigil record, which needs root; run as root or use --arms bare,B", k)
 		}
 	}
@@ -370,7 +370,7 @@ func checkPrivileges(p sample.Plan) error {
 
 // writeBenchReport writes the report outputs (summary.json, bmf.json,
 // bench.txt, findings.md, report.html) for a finished run.
-func writeBenchReport(outDir string, plan sample.Plan, samples []sample.Sample) error {
+func writeBenchReport(outDir string, plan wire.Plan, samples []wire.Sample) error {
 	opts := report.DefaultOptions()
 	opts.Version = version
 	_, err := report.WriteAll(outDir, plan, samples, opts)

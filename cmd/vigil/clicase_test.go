@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // cliCase is one command line and what it must produce.
@@ -34,7 +34,7 @@ func runCLICases(t *testing.T, reset func(), cases []cliCase) {
 			t.Errorf("%v: stderr lacks %q: %q", c.args, c.stderr, errOut)
 		}
 		if c.schema != "" {
-			if err := schema.Validate(c.schema, []byte(out)); err != nil {
+			if err := wire.Validate(c.schema, []byte(out)); err != nil {
 				t.Errorf("%v: %v", c.args, err)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 	"vigil/internal/archive"
 	"vigil/internal/evidence/evidencetest"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // runVigil runs the root command with args and returns stdout, stderr and
@@ -88,7 +88,7 @@ func TestInspectCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("inspect", []byte(out)); err != nil {
+	if err := wire.Validate("inspect", []byte(out)); err != nil {
 		t.Fatalf("inspect --json does not match its schema: %v\n%s", err, out)
 	}
 	if strings.Count(out, `"opens"`) != 2 {

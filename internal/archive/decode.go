@@ -12,9 +12,8 @@ import (
 	"sync"
 
 	"vigil/internal/attest"
-	"vigil/internal/event"
 	"vigil/internal/evidence"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // requiredEntries must be present in every archive.
@@ -104,7 +103,7 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	// Lines of the kernel layer proven valid on the way are also decoded:
 	// when every line is, kernel holds the layer and no second decode is
 	// needed.
-	var kernel []event.Kernel
+	var kernel []wire.Kernel
 	for _, f := range files[1:] {
 		if f.path == evidence.EntryKernel {
 			kernel = f.kernel
@@ -124,10 +123,10 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	}
 	if kernel != nil {
 		b.Kernel = kernel
-	} else if b.Kernel, err = decodeLines[event.Kernel](files, evidence.EntryKernel); err != nil {
+	} else if b.Kernel, err = decodeLines[wire.Kernel](files, evidence.EntryKernel); err != nil {
 		return nil, err
 	}
-	if b.SDK, err = decodeLines[event.SDK](files, evidence.EntrySDK); err != nil {
+	if b.SDK, err = decodeLines[wire.SDK](files, evidence.EntrySDK); err != nil {
 		return nil, err
 	}
 	if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
@@ -160,7 +159,7 @@ func validate(f file) error {
 	if strings.HasSuffix(f.path, ".ndjson") {
 		err = validateLines(name, f.data, nil)
 	} else {
-		err = schema.Validate(name, f.data)
+		err = wire.Validate(name, f.data)
 	}
 	if err != nil {
 		return entryErr(f.path, "schema %s: %v", name, err)
@@ -168,7 +167,7 @@ func validate(f file) error {
 	return nil
 }
 
-// validateLines is schema.ValidateNDJSON spread over the CPUs: schema
+// validateLines is wire.ValidateNDJSON spread over the CPUs: schema
 // validation dominates verification time, and lines are independent.
 // The error names the first failing line, as the sequential check would.
 // prove, when set, may vouch for a line (it gets a scratch buffer to
@@ -213,7 +212,7 @@ func validateLinesOf(name string, lines [][]byte, prove func(i int, line, buf []
 					}
 					if len(bytes.TrimSpace(lines[i])) == 0 {
 						errs[w] = lineError{i + 1, "empty line"}
-					} else if err := schema.Validate(name, lines[i]); err != nil {
+					} else if err := wire.Validate(name, lines[i]); err != nil {
 						errs[w] = lineError{i + 1, err.Error()}
 					}
 				}
@@ -283,7 +282,7 @@ func decodeLines[T any](files []file, path string) ([]T, error) {
 	if len(out) == 0 && path == evidence.EntrySDK {
 		return nil, entryErr(path, "present but empty")
 	}
-	if k, ok := any(out).([]event.Kernel); ok {
+	if k, ok := any(out).([]wire.Kernel); ok {
 		return out, canonical(f)(marshalKernel(k))
 	}
 	return out, canonical(f)(marshalLines(out))

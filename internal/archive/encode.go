@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"vigil/internal/attest"
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Encode writes b as an archive to w. It refuses, before writing anything,
@@ -102,7 +102,7 @@ type file struct {
 
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)
-	kernel  []event.Kernel     // the kernel layer's events, when every line was proven
+	kernel  []wire.Kernel      // the kernel layer's events, when every line was proven
 }
 
 // marshalEntries encodes every entry of b, manifest first, the rest sorted.
@@ -211,7 +211,7 @@ func marshalLines[T any](items []T) ([]byte, error) {
 
 // marshalKernel is marshalLines for the kernel layer, by far the largest
 // entry: blocks of events are encoded side by side and joined.
-func marshalKernel(k []event.Kernel) ([]byte, error) {
+func marshalKernel(k []wire.Kernel) ([]byte, error) {
 	const block = 4096
 	if len(k) <= block {
 		return appendKernels(nil, k), nil
@@ -247,7 +247,7 @@ func marshalKernel(k []event.Kernel) ([]byte, error) {
 
 // appendKernels appends the lines of k to b, sizing b from the first
 // lines so that it rarely grows.
-func appendKernels(b []byte, k []event.Kernel) []byte {
+func appendKernels(b []byte, k []wire.Kernel) []byte {
 	sample := min(len(k), 32)
 	for i := range sample {
 		b = appendKernel(b, &k[i])

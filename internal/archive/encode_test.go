@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // reordered builds the same bundle as evidencetest.Bundle(n, calls) from
@@ -31,11 +30,11 @@ func reordered(n, calls int, seed uint64) *evidence.Bundle {
 	in := evidencetest.CleanInput()
 	sort.Slice(in.Probes, func(i, j int) bool { return in.Probes[i].Name > in.Probes[j].Name })
 	emitted := evidence.CountKinds(k)
-	in.Emitted = map[event.Kind]uint64{}
-	in.Drops = map[event.Kind]uint64{}
-	for i := len(event.Kinds) - 1; i >= 0; i-- {
-		in.Emitted[event.Kinds[i]] = emitted[event.Kinds[i]]
-		in.Drops[event.Kinds[i]] = 0
+	in.Emitted = map[wire.Kind]uint64{}
+	in.Drops = map[wire.Kind]uint64{}
+	for i := len(wire.Kinds) - 1; i >= 0; i-- {
+		in.Emitted[wire.Kinds[i]] = emitted[wire.Kinds[i]]
+		in.Drops[wire.Kinds[i]] = 0
 	}
 	run := evidencetest.Run()
 	phases := map[string]float64{}
@@ -51,7 +50,7 @@ func reordered(n, calls int, seed uint64) *evidence.Bundle {
 	for i, j := 0, len(run.EnvNames)-1; i < j; i, j = i+1, j-1 {
 		run.EnvNames[i], run.EnvNames[j] = run.EnvNames[j], run.EnvNames[i]
 	}
-	var sdk []event.SDK
+	var sdk []wire.SDK
 	if calls > 0 {
 		sdk = evidencetest.SDK(calls, n, base)
 	}
@@ -99,7 +98,7 @@ func TestWriteIsReproducibleAndAtomic(t *testing.T) {
 
 	// A failed write leaves the previous file and no temporary behind.
 	bad := evidencetest.Bundle(100, 2)
-	bad.Health.Counts[event.KindOpen]++
+	bad.Health.Counts[wire.KindOpen]++
 	err := Write(p1, bad)
 	if err == nil || !strings.Contains(err.Error(), "observation-health.json: counts.open") {
 		t.Fatalf("Write of an inconsistent bundle = %v", err)
@@ -193,7 +192,7 @@ func TestEveryEntryValidates(t *testing.T) {
 	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
 	bundles["absent kernel"] = evidence.Assemble(evidencetest.Run(), nil, nil, in)
 	in = evidencetest.CleanInput()
-	in.Drops = map[event.Kind]uint64{event.KindOpen: 2}
+	in.Drops = map[wire.Kind]uint64{wire.KindOpen: 2}
 	in.SDKProblems = []string{"line 9: seq 3, want 2"}
 	in.StragglersKilled = 1
 	bundles["partial, invalid sdk"] = evidence.Assemble(evidencetest.Run(), evidencetest.Kernel(30, 5), evidencetest.SDK(2, 30, 5), in)
@@ -204,9 +203,9 @@ func TestEveryEntryValidates(t *testing.T) {
 				sch := evidence.EntrySchemas[e.hdr.Name]
 				var err error
 				if strings.HasSuffix(e.hdr.Name, ".ndjson") {
-					err = schema.ValidateNDJSON(sch, e.data)
+					err = wire.ValidateNDJSON(sch, e.data)
 				} else {
-					err = schema.Validate(sch, e.data)
+					err = wire.Validate(sch, e.data)
 				}
 				if err != nil {
 					t.Errorf("%s: %v", e.hdr.Name, err)

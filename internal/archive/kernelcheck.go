@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"slices"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Validating a kernel line with the general JSON Schema validator costs
@@ -20,15 +20,15 @@ import (
 //     its keys are exactly e's fields (every field without omitempty is
 //     present, an omitempty one only when set), numbers are integers
 //     within the Go types' ranges, and byte strings passed
-//     event.Bytes.UnmarshalJSON's checks.
+//     wire.Bytes.UnmarshalJSON's checks.
 //  2. For a line that is enc(e), what the schema adds is kernelValid(e):
 //     the enums and patterns, the ranges narrower than the Go types, and
 //     exactly one payload, the one the kind names.
 //
 // TestKernelValidMatchesSchema holds kernelValid against the validator on
 // events with each constraint broken in turn.
-func provenKernelLine(line, buf []byte) (event.Kernel, []byte, bool) {
-	var e event.Kernel
+func provenKernelLine(line, buf []byte) (wire.Kernel, []byte, bool) {
+	var e wire.Kernel
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil || dec.More() {
@@ -45,13 +45,13 @@ var (
 	hookPattern     = regexp.MustCompile(`^tp_btf/[a-z_0-9]+$`)
 	familyPattern   = regexp.MustCompile(`^(inet|inet6|unix|af_[0-9]+)$`)
 	sockTypePattern = regexp.MustCompile(`^(|stream|dgram|raw|seqpacket|type_[0-9]+)$`)
-	accesses        = []string{event.AccessRead, event.AccessWrite, event.AccessReadWrite, event.AccessPath}
+	accesses        = []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
 )
 
 // kernelValid names the first constraint of kernel-event.schema.json that
 // e, encoded canonically, breaks, or returns "".
-func kernelValid(e *event.Kernel) string {
-	if !slices.Contains(event.Kinds, e.Kind) {
+func kernelValid(e *wire.Kernel) string {
+	if !slices.Contains(wire.Kinds, e.Kind) {
 		return "kind"
 	}
 	if !hookPattern.MatchString(e.Hook) {
@@ -63,9 +63,9 @@ func kernelValid(e *event.Kernel) string {
 		"io_uring": e.IOUring != nil,
 	}
 	want := string(e.Kind)
-	if slices.Contains(event.FileOpKinds, e.Kind) {
+	if slices.Contains(wire.FileOpKinds, e.Kind) {
 		want = "file_op"
-	} else if slices.Contains(event.NetKinds, e.Kind) {
+	} else if slices.Contains(wire.NetKinds, e.Kind) {
 		want = "net"
 	}
 	for p, set := range payloads {

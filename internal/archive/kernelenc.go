@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // appendKernel appends e as one JSON line, byte-identical to what
@@ -13,7 +13,7 @@ import (
 // every field of the event types, by reflection, and compares). The kernel
 // layer is by far the largest entry, and encoding/json spends most of its
 // time on the byte strings' MarshalJSON and on re-scanning their output.
-func appendKernel(b []byte, e *event.Kernel) []byte {
+func appendKernel(b []byte, e *wire.Kernel) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = append(b, `,"ts_ns":`...)
@@ -258,7 +258,7 @@ func appendKernel(b []byte, e *event.Kernel) []byte {
 	return append(b, '}', '\n')
 }
 
-func appendResolved(b []byte, p *event.ResolvedPath) []byte {
+func appendResolved(b []byte, p *wire.ResolvedPath) []byte {
 	b = append(b, `{"path":`...)
 	b = appendBytes(b, p.Path)
 	if p.Detached {
@@ -273,7 +273,7 @@ func appendResolved(b []byte, p *event.ResolvedPath) []byte {
 	return append(b, '}')
 }
 
-func appendName(b []byte, n *event.Name) []byte {
+func appendName(b []byte, n *wire.Name) []byte {
 	b = append(b, `{"requested":`...)
 	b = appendBytes(b, n.Requested)
 	if n.Dir != nil {
@@ -289,8 +289,8 @@ func appendName(b []byte, n *event.Name) []byte {
 	return append(b, '}')
 }
 
-// appendBytes is event.Bytes.MarshalJSON, appended.
-func appendBytes(b []byte, s event.Bytes) []byte {
+// appendBytes is wire.Bytes.MarshalJSON, appended.
+func appendBytes(b []byte, s wire.Bytes) []byte {
 	if utf8.ValidString(string(s)) {
 		return appendString(b, string(s))
 	}

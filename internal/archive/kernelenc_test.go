@@ -8,8 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"vigil/internal/event"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // fill sets every field of v (a pointer) to a random value, by reflection,
@@ -64,7 +63,7 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 func TestAppendKernelMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 20000 {
-		var e event.Kernel
+		var e wire.Kernel
 		fill(r, reflect.ValueOf(&e).Elem(), 0)
 		want, err := json.Marshal(&e)
 		if err != nil {
@@ -80,46 +79,46 @@ func TestAppendKernelMatchesEncodingJSON(t *testing.T) {
 // plausible turns a filled event into one that is valid but for what the
 // random source breaks on purpose: a kind, its payload alone, enums in
 // range, then one field spoiled in one of a dozen ways.
-func plausible(r *rand.Rand, e *event.Kernel) {
-	kind := event.Kinds[r.IntN(len(event.Kinds))]
+func plausible(r *rand.Rand, e *wire.Kernel) {
+	kind := wire.Kinds[r.IntN(len(wire.Kinds))]
 	keep := *e
-	*e = event.Kernel{Seq: keep.Seq, TimeNS: keep.TimeNS, Kind: kind, PID: keep.PID, TID: keep.TID, Comm: keep.Comm,
+	*e = wire.Kernel{Seq: keep.Seq, TimeNS: keep.TimeNS, Kind: kind, PID: keep.PID, TID: keep.TID, Comm: keep.Comm,
 		CgroupID: keep.CgroupID, Hook: "tp_btf/sys_exit", IOWorker: keep.IOWorker}
 	fillPtr := func(p any) { fill(r, reflect.ValueOf(p).Elem(), 1) }
 	switch {
-	case kind == event.KindExec:
-		e.Exec = &event.Exec{}
+	case kind == wire.KindExec:
+		e.Exec = &wire.Exec{}
 		fillPtr(e.Exec)
 		e.Exec.Via = "path"
 		if e.Exec.Argv == nil {
-			e.Exec.Argv = []event.Bytes{}
+			e.Exec.Argv = []wire.Bytes{}
 		}
-	case kind == event.KindExecFailed:
-		e.ExecFailed = &event.ExecFailed{}
+	case kind == wire.KindExecFailed:
+		e.ExecFailed = &wire.ExecFailed{}
 		fillPtr(e.ExecFailed)
 		e.ExecFailed.Syscall, e.ExecFailed.Ret = "execve", -2
-	case kind == event.KindFork:
-		e.Fork = &event.Fork{}
+	case kind == wire.KindFork:
+		e.Fork = &wire.Fork{}
 		fillPtr(e.Fork)
-	case kind == event.KindExit:
-		e.Exit = &event.Exit{Code: 3, Signal: 0}
-	case kind == event.KindOpen:
-		e.Open = &event.Open{}
+	case kind == wire.KindExit:
+		e.Exit = &wire.Exit{Code: 3, Signal: 0}
+	case kind == wire.KindOpen:
+		e.Open = &wire.Open{}
 		fillPtr(e.Open)
-		e.Open.Access, e.Open.Syscall = event.AccessRead, "openat"
-	case kind == event.KindCgroupMigrate:
-		e.Migrate = &event.Migrate{}
+		e.Open.Access, e.Open.Syscall = wire.AccessRead, "openat"
+	case kind == wire.KindCgroupMigrate:
+		e.Migrate = &wire.Migrate{}
 		fillPtr(e.Migrate)
-	case kind == event.KindIOUring:
-		e.IOUring = &event.IOUring{}
+	case kind == wire.KindIOUring:
+		e.IOUring = &wire.IOUring{}
 		fillPtr(e.IOUring)
 		e.IOUring.Opcode, e.IOUring.Op, e.IOUring.Access = 18, "openat", ""
-	case slices.Contains(event.NetKinds, kind):
-		e.Net = &event.Net{}
+	case slices.Contains(wire.NetKinds, kind):
+		e.Net = &wire.Net{}
 		fillPtr(e.Net)
 		e.Net.Family, e.Net.AddrFrom, e.Net.SockType, e.Net.Syscall = "inet", "socket", "stream", "connect"
 	default:
-		e.FileOp = &event.FileOp{}
+		e.FileOp = &wire.FileOp{}
 		fillPtr(e.FileOp)
 		e.FileOp.Syscall, e.FileOp.Ret = "unlinkat", 0
 	}
@@ -128,8 +127,8 @@ func plausible(r *rand.Rand, e *event.Kernel) {
 		func() {},
 		func() { e.Kind = "teleport" },
 		func() { e.Hook = "kprobe/x" },
-		func() { e.Exit = &event.Exit{} },
-		func() { e.Exit = nil; e.Exec = &event.Exec{Argv: []event.Bytes{}, Via: "path"} },
+		func() { e.Exit = &wire.Exit{} },
+		func() { e.Exit = nil; e.Exec = &wire.Exec{Argv: []wire.Bytes{}, Via: "path"} },
 		func() {
 			if e.Exec != nil {
 				e.Exec.Argv = nil
@@ -189,12 +188,12 @@ func TestKernelValidMatchesSchema(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var valid, invalid int
 	for i := range 4000 {
-		var e event.Kernel
+		var e wire.Kernel
 		fill(r, reflect.ValueOf(&e).Elem(), 0)
 		plausible(r, &e)
 		line := appendKernel(nil, &e)
 		line = line[:len(line)-1]
-		schemaOK := schema.Validate("kernel-event", line) == nil
+		schemaOK := wire.Validate("kernel-event", line) == nil
 		_, _, proven := provenKernelLine(line, nil)
 		if proven != schemaOK {
 			t.Fatalf("event %d: proven %v, schema valid %v (kernelValid: %q)\n%s", i, proven, schemaOK, kernelValid(&e), line)
@@ -209,7 +208,7 @@ func TestKernelValidMatchesSchema(t *testing.T) {
 		t.Fatalf("%d valid and %d invalid lines: the generator does not exercise both verdicts", valid, invalid)
 	}
 	// A line in another spelling is never proven, whatever its validity.
-	var e event.Kernel
+	var e wire.Kernel
 	fill(r, reflect.ValueOf(&e).Elem(), 0)
 	plausible(r, &e)
 	line := appendKernel(nil, &e)

@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // MaxLineBytes bounds one line of an NDJSON entry, so that a stream
@@ -87,7 +87,7 @@ type lineCheck struct {
 	kernel       bool
 	done         int // bytes of data already checked
 	lines        int // lines already checked
-	events       []event.Kernel
+	events       []wire.Kernel
 	proven       bool // every kernel line so far was proven (events is the layer so far)
 	haveSeq      bool
 	lastSeq      uint64
@@ -134,7 +134,7 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 		}
 		return nil
 	}
-	events := make([]event.Kernel, len(lines))
+	events := make([]wire.Kernel, len(lines))
 	ok := make([]bool, len(lines))
 	prove := func(i int, line, buf []byte) ([]byte, bool) {
 		e, buf, proven := provenKernelLine(line, buf)

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
 // File names are bytes on Linux. Two names that differ only in bytes that
@@ -15,9 +15,9 @@ import (
 // run stays complete: nothing was lost.
 func TestNonUTF8NamesAreLossless(t *testing.T) {
 	k := evidencetest.Kernel(20, 7)
-	a, b := event.Bytes("/home/agent/bad\xffname"), event.Bytes("/home/agent/bad\xfename")
-	k[6].Open.File = &event.ResolvedPath{Path: a}
-	k[8].Open.File = &event.ResolvedPath{Path: b}
+	a, b := wire.Bytes("/home/agent/bad\xffname"), wire.Bytes("/home/agent/bad\xfename")
+	k[6].Open.File = &wire.ResolvedPath{Path: a}
+	k[8].Open.File = &wire.ResolvedPath{Path: b}
 	k[0].Comm = "\xfe"
 	in := evidencetest.CleanInput()
 	in.Emitted = evidence.CountKinds(k)
@@ -39,7 +39,7 @@ func TestNonUTF8NamesAreLossless(t *testing.T) {
 	if c := got.Kernel[0].Comm; c != "\xfe" {
 		t.Errorf("comm archived as %q", c)
 	}
-	if h := got.Health.KernelLayer; h.Status != evidence.LayerComplete {
+	if h := got.Health.KernelLayer; h.Status != wire.LayerComplete {
 		t.Errorf("kernel layer %s: %v", h.Status, h.Reasons)
 	}
 	surface := got.Surface.FilesRead
@@ -48,7 +48,7 @@ func TestNonUTF8NamesAreLossless(t *testing.T) {
 	}
 }
 
-func containsBytes(l []event.Bytes, v event.Bytes) bool {
+func containsBytes(l []wire.Bytes, v wire.Bytes) bool {
 	for _, x := range l {
 		if x == v {
 			return true
@@ -61,7 +61,7 @@ func containsBytes(l []event.Bytes, v event.Bytes) bool {
 // verify, naming the kernel layer.
 func TestInconsistentByteStringRejected(t *testing.T) {
 	k := evidencetest.Kernel(20, 7)
-	k[6].Open.File = &event.ResolvedPath{Path: "/home/agent/bad\xffname"}
+	k[6].Open.File = &wire.ResolvedPath{Path: "/home/agent/bad\xffname"}
 	in := evidencetest.CleanInput()
 	in.Emitted = evidence.CountKinds(k)
 	entries := untar(t, encode(t, evidence.Assemble(evidencetest.Run(), k, nil, in)))

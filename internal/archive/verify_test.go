@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
 func good(t testing.TB) []byte { return encode(t, evidencetest.Bundle(120, 3)) }
@@ -223,7 +223,7 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 		want  []string
 	}{
 		{"health claims complete while drops > 0", editBundle(func(b *evidence.Bundle) {
-			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
+			b.Health.RingbufDrops.PerKind[wire.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
 		}), evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "ring buffer dropped 3 events"}},
 		{"health hides a read fault behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ReadFaults = 1 }),
@@ -233,23 +233,23 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 		{"read fault reason dropped from a partial layer", editBundle(func(b *evidence.Bundle) {
 			b.Health.ReadFaults = 3
 			b.Health.Drain.Proven = false
-			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
+			b.Health.KernelLayer = wire.KernelLayer{Status: wire.LayerPartial, CaptureAvailable: true,
 				Reasons: []string{"ring buffer drain not proven empty: " + b.Health.Drain.Detail}}
 		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "3 events have a part missing"}},
 		{"drop causes that do not add up", editBundle(func(b *evidence.Bundle) {
-			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
+			b.Health.RingbufDrops.PerKind[wire.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
-			zero := func() map[event.Kind]uint64 {
-				m := map[event.Kind]uint64{}
-				for _, k := range event.Kinds {
+			zero := func() map[wire.Kind]uint64 {
+				m := map[wire.Kind]uint64{}
+				for _, k := range wire.Kinds {
 					m[k] = 0
 				}
 				return m
 			}
-			c := &evidence.DropCauses{RingFull: zero(), SlotsBusy: zero(), AfterClose: zero()}
-			c.RingFull[event.KindOpen] = 1
+			c := &wire.DropCauses{RingFull: zero(), SlotsBusy: zero(), AfterClose: zero()}
+			c.RingFull[wire.KindOpen] = 1
 			b.Health.RingbufDrops.Causes = c
-			b.Health.KernelLayer = evidence.KernelLayer{Status: evidence.LayerPartial, CaptureAvailable: true,
+			b.Health.KernelLayer = wire.KernelLayer{Status: wire.LayerPartial, CaptureAvailable: true,
 				Reasons: []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, record slots busy 0, after the capture closed 0"}}
 		}), evidence.EntryHealth, []string{"kernel_layer.reasons", "drop causes do not add up to the drops: open: 1 + 0 + 0 != 3"}},
 		{"decode detail on two lines", editJSON(evidence.EntryHealth, func(m map[string]any) { m["decode_detail"] = "a\nb" }),
@@ -268,13 +268,13 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			in.Counts = evidence.CountKinds(b.Kernel)
 			in.SessionTasks = evidence.BalanceSessionTasks(b.Kernel)
 			lied := evidence.BuildHealth(b.Run.RunID, in)
-			lied.CgroupCorrelation.Status = evidence.CorrelationClean
+			lied.CgroupCorrelation.Status = wire.CorrelationClean
 			lied.CgroupCorrelation.Reasons = []string{}
 			lied.KernelLayer = b.Health.KernelLayer
 			b.Health = lied
 		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) of the run were not seen exiting: still alive when the capture closed"}},
 		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
-			b.Health.Counts[event.KindExec] = 2
+			b.Health.Counts[wire.KindExec] = 2
 		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},
 		{"kernel line removed", func(e []rawEntry) {
 			i := entryIndex(t, e, evidence.EntryKernel)
@@ -310,7 +310,7 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			e[i].data = bytes.Replace(e[i].data, []byte(`  "exit_code": 0,`), []byte(`  "exit_code": 0,
   "exit_code": 0,`), 1)
 		}, evidence.EntryRun, []string{"not in canonical encoding"}},
-		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []event.Bytes{} }),
+		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []wire.Bytes{} }),
 			evidence.EntrySurface, []string{"execs differs from what layers/kernel.ndjson derives"}},
 		{"correlation edited", editBundle(func(b *evidence.Bundle) { b.Correlation.ToolCalls[1].ToolName = "rm_rf" }),
 			evidence.EntryCorrelation, []string{"tool_calls differs"}},
@@ -333,13 +333,13 @@ func escapeForkedTask(t *testing.T, b *evidence.Bundle) {
 	t.Helper()
 	var child uint32
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindFork && !e.Fork.Thread {
+		if e.Kind == wire.KindFork && !e.Fork.Thread {
 			child = e.Fork.ChildTID
 		}
 	}
 	out := b.Kernel[:0]
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindExit && e.TID == child {
+		if e.Kind == wire.KindExit && e.TID == child {
 			continue
 		}
 		e.Seq = uint64(len(out))

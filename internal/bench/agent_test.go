@@ -14,9 +14,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"vigil/internal/sample"
 	"vigil/internal/testenv"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // The full study in miniature, through the real CLI: four arms, three
@@ -60,8 +59,8 @@ func TestAgentArmsFullRun(t *testing.T) {
 		if s.TreePeakBytes <= 0 || s.MaxRSSBytes <= 0 || s.WallNS <= 0 || s.UserNS+s.SysNS <= 0 {
 			t.Errorf("%s: missing measurements: %+v", s.ID, s)
 		}
-		runner := s.ArmKind == sample.ArmA || s.ArmKind == sample.ArmC
-		otel := s.ArmKind == sample.ArmB || s.ArmKind == sample.ArmC
+		runner := s.ArmKind == wire.ArmA || s.ArmKind == wire.ArmC
+		otel := s.ArmKind == wire.ArmB || s.ArmKind == wire.ArmC
 		if runner && (s.Health == nil || s.Health.KernelLayer != "complete" || len(s.PhasesMS) == 0 || s.Artifacts.ArchiveBytes <= 0 || s.Artifacts.ArchiveExtractedBytes <= s.Artifacts.ArchiveBytes) {
 			t.Errorf("%s: runner fields %+v %+v %+v", s.ID, s.Health, s.PhasesMS, s.Artifacts)
 		}
@@ -85,7 +84,7 @@ func TestAgentArmsFullRun(t *testing.T) {
 	t.Logf("60 valid samples and 12 warm-ups; every line matches sample.schema.json")
 	if data, err := os.ReadFile(filepath.Join(out, "summary.json")); err != nil {
 		t.Error(err)
-	} else if err := schema.Validate("summary", data); err != nil {
+	} else if err := wire.Validate("summary", data); err != nil {
 		t.Errorf("summary.json: %v", err)
 	}
 	checkBMF(t, filepath.Join(out, "bmf.json"))

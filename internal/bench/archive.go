@@ -5,14 +5,13 @@ import (
 	"strings"
 
 	"vigil/internal/archive"
-	"vigil/internal/event"
-	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // archiveFacts is what the harness takes from one sample's archive.
 type archiveFacts struct {
 	ExtractedBytes int64
-	Health         evidence.Health
+	Health         wire.Health
 	// Opens under the worker directory, by access mode.
 	WriteOpens, ReadOpens, ReadWriteOpens int
 	// FailedOpens are worker-file opens that returned an error.
@@ -38,9 +37,9 @@ func readArchive(path, workerDir string) (archiveFacts, error) {
 	return f, nil
 }
 
-func countOpens(events []event.Kernel, prefix string, f *archiveFacts) {
+func countOpens(events []wire.Kernel, prefix string, f *archiveFacts) {
 	for _, ev := range events {
-		if ev.Kind != event.KindOpen || ev.Open == nil {
+		if ev.Kind != wire.KindOpen || ev.Open == nil {
 			continue
 		}
 		if !strings.HasPrefix(string(ev.Open.Path()), prefix) {
@@ -51,11 +50,11 @@ func countOpens(events []event.Kernel, prefix string, f *archiveFacts) {
 			continue
 		}
 		switch ev.Open.Access {
-		case event.AccessWrite:
+		case wire.AccessWrite:
 			f.WriteOpens++
-		case event.AccessRead:
+		case wire.AccessRead:
 			f.ReadOpens++
-		case event.AccessReadWrite:
+		case wire.AccessReadWrite:
 			f.ReadWriteOpens++
 		}
 	}

@@ -5,15 +5,15 @@ import (
 	"strconv"
 	"strings"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Kinds lists the arm kinds in canonical order.
-var Kinds = []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC}
+var Kinds = []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC}
 
 // ParseArms turns "--arms bare,A,B,C,B@collector" into labels, kinds and
 // exports. B and C write their spans to a file; B@collector and
-// C@collector send them to a real collector instead (sample.ExportOf). An
+// C@collector send them to a real collector instead (wire.ExportOf). An
 // arm may repeat for an A/A noise-floor run: its second occurrence is
 // labelled ARM2, the third ARM3, and so on.
 func ParseArms(list []string) (labels, kinds, exports []string, err error) {
@@ -25,10 +25,10 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 		}
 		name, export := a, ""
 		if base, suffix, ok := strings.Cut(a, "@"); ok {
-			if !strings.EqualFold("@"+suffix, sample.CollectorSuffix) {
+			if !strings.EqualFold("@"+suffix, wire.CollectorSuffix) {
 				return nil, nil, nil, fmt.Errorf("--arms: unknown export %q in %q (want B@collector or C@collector)", suffix, a)
 			}
-			name, export = base, sample.ExportCollector
+			name, export = base, wire.ExportCollector
 		}
 		kind := ""
 		for _, k := range Kinds {
@@ -40,14 +40,14 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 			return nil, nil, nil, fmt.Errorf("--arms: unknown arm %q (want bare, A, B, C, B@collector, C@collector)", a)
 		}
 		if export == "" && usesOTel(kind) {
-			export = sample.ExportFile
+			export = wire.ExportFile
 		}
-		if export == sample.ExportCollector && !usesOTel(kind) {
+		if export == wire.ExportCollector && !usesOTel(kind) {
 			return nil, nil, nil, fmt.Errorf("--arms: %q: only the traced arms B and C export to a collector", a)
 		}
 		base := kind
-		if export == sample.ExportCollector {
-			base += sample.CollectorSuffix
+		if export == wire.ExportCollector {
+			base += wire.CollectorSuffix
 		}
 		count[base]++
 		label := base
@@ -65,10 +65,10 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 }
 
 // usesRunner reports whether an arm kind runs under vigil record.
-func usesRunner(kind string) bool { return kind == sample.ArmA || kind == sample.ArmC }
+func usesRunner(kind string) bool { return kind == wire.ArmA || kind == wire.ArmC }
 
 // usesOTel reports whether an arm kind has tracing on.
-func usesOTel(kind string) bool { return kind == sample.ArmB || kind == sample.ArmC }
+func usesOTel(kind string) bool { return kind == wire.ArmB || kind == wire.ArmC }
 
 // samplePaths are the files one sample's command writes, all inside the
 // sample's private directory.
@@ -93,7 +93,7 @@ type samplePaths struct {
 //
 // otlp is the collector endpoint of a collector arm: the agent sends its
 // spans there instead of writing p.Trace.
-func armCommand(vigil string, kind string, cell sample.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
+func armCommand(vigil string, kind string, cell wire.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
 	otel := usesOTel(kind)
 	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
 	var work []string

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Payload sizes by name (bytes per worker file and per span event).
@@ -20,12 +20,12 @@ const (
 	DefaultPayloadBytes = 128
 )
 
-func preset(name string, kernel, span, conc, payload int) sample.Cell {
-	return sample.Cell{Name: name, KernelEvents: kernel, SpanEvents: span, Concurrency: conc, PayloadBytes: payload}
+func preset(name string, kernel, span, conc, payload int) wire.Cell {
+	return wire.Cell{Name: name, KernelEvents: kernel, SpanEvents: span, Concurrency: conc, PayloadBytes: payload}
 }
 
 // Presets are the original study's cells.
-var Presets = map[string]sample.Cell{
+var Presets = map[string]wire.Cell{
 	"control":     preset("control", 0, 0, DefaultConcurrency, DefaultPayloadBytes),
 	"k100":        preset("k100", 100, 0, DefaultConcurrency, DefaultPayloadBytes),
 	"k500":        preset("k500", 500, 0, DefaultConcurrency, DefaultPayloadBytes),
@@ -52,11 +52,11 @@ func PresetNames() []string {
 
 // ParseCellSpec parses a custom cell "name:kernel=N,span=M,conc=C,payload=B"
 // (payload as bytes or small/medium/large). Omitted keys take the defaults.
-func ParseCellSpec(spec string) (sample.Cell, error) {
+func ParseCellSpec(spec string) (wire.Cell, error) {
 	name, kv, ok := strings.Cut(spec, ":")
 	name = strings.TrimSpace(name)
 	if !ok || !validName(name) {
-		return sample.Cell{}, fmt.Errorf("--cell %q: want NAME:kernel=N,span=M,conc=C,payload=B with NAME of letters, digits, '-', '_', '.'", spec)
+		return wire.Cell{}, fmt.Errorf("--cell %q: want NAME:kernel=N,span=M,conc=C,payload=B with NAME of letters, digits, '-', '_', '.'", spec)
 	}
 	c := preset(name, 0, 0, DefaultConcurrency, DefaultPayloadBytes)
 	for _, part := range strings.Split(kv, ",") {
@@ -66,7 +66,7 @@ func ParseCellSpec(spec string) (sample.Cell, error) {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			return sample.Cell{}, fmt.Errorf("--cell %q: %q is not key=value", spec, part)
+			return wire.Cell{}, fmt.Errorf("--cell %q: %q is not key=value", spec, part)
 		}
 		var n int
 		var err error
@@ -76,7 +76,7 @@ func ParseCellSpec(spec string) (sample.Cell, error) {
 			n, err = strconv.Atoi(v)
 		}
 		if err != nil || n < 0 {
-			return sample.Cell{}, fmt.Errorf("--cell %q: %q is not KEY=N with N a non-negative number", spec, part)
+			return wire.Cell{}, fmt.Errorf("--cell %q: %q is not KEY=N with N a non-negative number", spec, part)
 		}
 		switch k {
 		case "kernel":
@@ -85,13 +85,13 @@ func ParseCellSpec(spec string) (sample.Cell, error) {
 			c.SpanEvents = n
 		case "conc":
 			if n < 1 {
-				return sample.Cell{}, fmt.Errorf("--cell %q: conc must be at least 1", spec)
+				return wire.Cell{}, fmt.Errorf("--cell %q: conc must be at least 1", spec)
 			}
 			c.Concurrency = n
 		case "payload":
 			c.PayloadBytes = n
 		default:
-			return sample.Cell{}, fmt.Errorf("--cell %q: unknown key %q (want kernel, span, conc, payload)", spec, k)
+			return wire.Cell{}, fmt.Errorf("--cell %q: unknown key %q (want kernel, span, conc, payload)", spec, k)
 		}
 	}
 	return c, nil
@@ -119,8 +119,8 @@ func validName(s string) bool {
 // ResolveCells turns --cells names and --cell custom specs into the plan's
 // cells, in the order given (names first). A custom cell may be named in
 // --cells too; it is listed once. Names must be unique.
-func ResolveCells(names []string, customs []string) ([]sample.Cell, error) {
-	custom := map[string]sample.Cell{}
+func ResolveCells(names []string, customs []string) ([]wire.Cell, error) {
+	custom := map[string]wire.Cell{}
 	var customOrder []string
 	for _, spec := range customs {
 		c, err := ParseCellSpec(spec)
@@ -136,9 +136,9 @@ func ResolveCells(names []string, customs []string) ([]sample.Cell, error) {
 		custom[c.Name] = c
 		customOrder = append(customOrder, c.Name)
 	}
-	var out []sample.Cell
+	var out []wire.Cell
 	seen := map[string]bool{}
-	add := func(c sample.Cell) error {
+	add := func(c wire.Cell) error {
 		if seen[c.Name] {
 			return fmt.Errorf("--cells: %s listed twice", c.Name)
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"vigil/internal/collector"
-	"vigil/internal/sample"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // TestCollectorArms: B and C with a file export beside B@collector and
@@ -31,7 +31,7 @@ func TestCollectorArms(t *testing.T) {
 		t.Fatalf("vigil bench: %v\n%s", err, tail(stderr.String(), 20))
 	}
 	p, ss := readOut(t, out)
-	if got := p.ArmExports; len(got) != 4 || got[0] != sample.ExportFile || got[2] != sample.ExportCollector || p.Collector == "" {
+	if got := p.ArmExports; len(got) != 4 || got[0] != wire.ExportFile || got[2] != wire.ExportCollector || p.Collector == "" {
 		t.Fatalf("plan arm_exports %v collector %q", got, p.Collector)
 	}
 	n := map[string]int{}
@@ -42,7 +42,7 @@ func TestCollectorArms(t *testing.T) {
 		}
 		n[s.Arm]++
 		switch p.ExportOf(s.Arm) {
-		case sample.ExportCollector:
+		case wire.ExportCollector:
 			if s.OTLPExport == nil || s.OTLPExport.SpansFailed != 0 || s.OTLPExport.SpansExported < 5 || s.Artifacts.TraceBytes != 0 {
 				t.Errorf("%s: export %+v, trace bytes %d", s.ID, s.OTLPExport, s.Artifacts.TraceBytes)
 			}

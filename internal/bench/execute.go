@@ -17,7 +17,7 @@ import (
 
 	"vigil/internal/interference"
 	"vigil/internal/memcg"
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // spawnScript starts a sample. Its $0 is the v1 memory cgroup to join ("" for
@@ -79,7 +79,7 @@ type Measurement struct {
 	// which were killed.
 	Stragglers int
 	// Interference is the host's activity besides the sample meanwhile.
-	Interference sample.Interference
+	Interference wire.Interference
 	Interrupted  bool // stopped because ctx was cancelled
 	TimedOut     bool
 }

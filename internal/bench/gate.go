@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"vigil/internal/interference"
-	"vigil/internal/runner"
-	"vigil/internal/sample"
-	"vigil/internal/workload"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // sampleRun is everything a finished sample left behind, gathered before
@@ -19,7 +16,7 @@ import (
 type sampleRun struct {
 	m        Measurement
 	kind     string
-	cell     sample.Cell
+	cell     wire.Cell
 	userMode bool
 	paths    samplePaths
 	// maxForeign is the interference gate (plan max_foreign_cpus).
@@ -30,7 +27,7 @@ type sampleRun struct {
 
 // assess fills the measured, observed and gated fields of s. Every reason
 // the sample fails the gate is listed; the sample is valid only with none.
-func assess(s *sample.Sample, ev sampleRun) {
+func assess(s *wire.Sample, ev sampleRun) {
 	m := ev.m
 	s.StartUnixNS = m.Start.UnixNano()
 	s.WallNS = int64(m.Wall)
@@ -43,7 +40,7 @@ func assess(s *sample.Sample, ev sampleRun) {
 	s.StragglersKilled = m.Stragglers
 	s.Artifacts.TraceBytes = fileSize(ev.paths.Trace)
 	s.Artifacts.ArchiveBytes = fileSize(ev.paths.Archive)
-	s.Calibration = sample.Calibration{
+	s.Calibration = wire.Calibration{
 		KernelExpectedOpens: 2 * ev.cell.KernelEvents,
 		SpanRequested:       ev.cell.SpanEvents,
 		SpanLimit:           -1,
@@ -67,7 +64,7 @@ func assess(s *sample.Sample, ev sampleRun) {
 		fail("exit code %d%s", m.ExitCode, stderrTail(ev.paths.Stderr))
 	}
 
-	var res *workload.Result
+	var res *wire.AgentResult
 	if !ev.userMode {
 		r, err := readResult(ev.paths.Result)
 		if err != nil {
@@ -86,7 +83,7 @@ func assess(s *sample.Sample, ev sampleRun) {
 
 // checkResult compares the agent's own account with what the cell asked
 // for, and takes the span numbers from it.
-func checkResult(r *workload.Result, ev sampleRun, s *sample.Sample, fail func(string, ...any)) {
+func checkResult(r *wire.AgentResult, ev sampleRun, s *wire.Sample, fail func(string, ...any)) {
 	if r.Status != "ok" {
 		fail("agent status %q: %s", r.Status, r.Error)
 	}
@@ -111,7 +108,7 @@ func checkResult(r *workload.Result, ev sampleRun, s *sample.Sample, fail func(s
 	}
 	// A failed run may stop before its span events: its numbers describe
 	// the failure (already a reason), not what the SDK kept.
-	if r.Status == workload.StatusOK {
+	if r.Status == wire.StatusOK {
 		ok := r.SpanEventsRetained+r.SpanEventsDropped == r.SpanEventsRequested
 		c.SpanMatch = &ok
 		if !ok {
@@ -119,7 +116,7 @@ func checkResult(r *workload.Result, ev sampleRun, s *sample.Sample, fail func(s
 		}
 	}
 	if ev.collector {
-		s.OTLPExport = &sample.OTLPExport{SpansExported: r.OTLPSpansExported, SpansFailed: r.OTLPSpansFailed}
+		s.OTLPExport = &wire.OTLPExport{SpansExported: r.OTLPSpansExported, SpansFailed: r.OTLPSpansFailed}
 		switch {
 		case r.OTLPSpansFailed > 0:
 			fail("OTLP export to the collector failed for %d of %d spans", r.OTLPSpansFailed, r.OTLPSpansFailed+r.OTLPSpansExported)
@@ -135,7 +132,7 @@ func checkResult(r *workload.Result, ev sampleRun, s *sample.Sample, fail func(s
 
 // checkRunner reads the phase log and the archive of an A/C sample:
 // phases, health and kernel calibration.
-func checkRunner(s *sample.Sample, ev sampleRun, res *workload.Result, fail func(string, ...any)) {
+func checkRunner(s *wire.Sample, ev sampleRun, res *wire.AgentResult, fail func(string, ...any)) {
 	pl, err := readPhaseLog(ev.paths.PhaseLog)
 	if err != nil {
 		fail("phase log: %v", err)
@@ -146,7 +143,7 @@ func checkRunner(s *sample.Sample, ev sampleRun, res *workload.Result, fail func
 			sum += v
 		}
 		s.PhaseResidualMS = float64(s.WallNS)/1e6 - sum
-		s.Health = &sample.Health{KernelLayer: pl.KernelLayer, CgroupCorrelation: pl.CgroupCorrelation, RingbufDrops: pl.RingbufDrops}
+		s.Health = &wire.SampleHealth{KernelLayer: pl.KernelLayer, CgroupCorrelation: pl.CgroupCorrelation, RingbufDrops: pl.RingbufDrops}
 	}
 	workerDir := ""
 	if res != nil {
@@ -159,7 +156,7 @@ func checkRunner(s *sample.Sample, ev sampleRun, res *workload.Result, fail func
 	}
 	s.Artifacts.ArchiveExtractedBytes = facts.ExtractedBytes
 	h := facts.Health
-	s.Health = &sample.Health{
+	s.Health = &wire.SampleHealth{
 		KernelLayer:       h.KernelLayer.Status,
 		CgroupCorrelation: h.CgroupCorrelation.Status,
 		RingbufDrops:      h.RingbufDrops.Total,
@@ -189,7 +186,7 @@ func checkRunner(s *sample.Sample, ev sampleRun, res *workload.Result, fail func
 	}
 }
 
-func readResult(path string) (*workload.Result, error) {
+func readResult(path string) (*wire.AgentResult, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -197,20 +194,20 @@ func readResult(path string) (*workload.Result, error) {
 		}
 		return nil, err
 	}
-	if err := schema.Validate("agent-result", data); err != nil {
+	if err := wire.Validate("agent-result", data); err != nil {
 		return nil, fmt.Errorf("does not match its schema: %v", err)
 	}
-	var r workload.Result
+	var r wire.AgentResult
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%v", err)
 	}
-	if r.Schema != workload.ResultSchema {
-		return nil, fmt.Errorf("schema %q, want %q", r.Schema, workload.ResultSchema)
+	if r.Schema != wire.AgentResultSchema {
+		return nil, fmt.Errorf("schema %q, want %q", r.Schema, wire.AgentResultSchema)
 	}
 	return &r, nil
 }
 
-func readPhaseLog(path string) (*runner.PhaseLog, error) {
+func readPhaseLog(path string) (*wire.PhaseLog, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -218,15 +215,15 @@ func readPhaseLog(path string) (*runner.PhaseLog, error) {
 		}
 		return nil, err
 	}
-	if err := schema.Validate("phases", data); err != nil {
+	if err := wire.Validate("phases", data); err != nil {
 		return nil, fmt.Errorf("does not match its schema: %v", err)
 	}
-	var p runner.PhaseLog
+	var p wire.PhaseLog
 	if err := json.Unmarshal(data, &p); err != nil {
 		return nil, err
 	}
-	if p.Schema != runner.PhaseLogSchema {
-		return nil, fmt.Errorf("schema %q, want %q", p.Schema, runner.PhaseLogSchema)
+	if p.Schema != wire.PhaseLogSchema {
+		return nil, fmt.Errorf("schema %q, want %q", p.Schema, wire.PhaseLogSchema)
 	}
 	return &p, nil
 }

@@ -1,6 +1,6 @@
 package bench
 
-import "vigil/internal/sample"
+import "vigil/internal/wire"
 
 // slot names one arm of one block of one cell.
 type slot struct {
@@ -22,7 +22,7 @@ type ledger struct {
 	reruns map[cellArm]int
 }
 
-func newLedger(samples []sample.Sample) *ledger {
+func newLedger(samples []wire.Sample) *ledger {
 	l := &ledger{valid: map[slot]bool{}, tries: map[slot]int{}, reruns: map[cellArm]int{}}
 	for _, s := range samples {
 		l.record(s)
@@ -30,7 +30,7 @@ func newLedger(samples []sample.Sample) *ledger {
 	return l
 }
 
-func (l *ledger) record(s sample.Sample) {
+func (l *ledger) record(s wire.Sample) {
 	k := slot{s.Cell, s.Block, s.Arm}
 	l.tries[k]++
 	if s.Warmup {
@@ -48,7 +48,7 @@ func (l *ledger) record(s sample.Sample) {
 // a block still needs. Warm-up blocks always run in full: a run that starts
 // (or resumes) on a cold machine warms it up again; but a resumed run skips
 // a cell's warm-up when that cell has nothing left to measure.
-func (l *ledger) pending(p sample.Plan, b Block, cellHasWork bool) []int {
+func (l *ledger) pending(p wire.Plan, b Block, cellHasWork bool) []int {
 	cell := p.Cells[b.Cell].Name
 	if b.Warmup() {
 		if !cellHasWork {
@@ -72,7 +72,7 @@ type shortfall struct {
 	Valid, Want int
 }
 
-func (l *ledger) shortfalls(p sample.Plan, s Shard) []shortfall {
+func (l *ledger) shortfalls(p wire.Plan, s Shard) []shortfall {
 	var out []shortfall
 	for _, c := range p.Cells {
 		for _, a := range p.Arms {

@@ -6,16 +6,16 @@ import (
 	"reflect"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
-func smp(cell, arm string, block, attempt int, valid, warm bool) sample.Sample {
-	return sample.Sample{Schema: sample.SampleSchema, ID: "x", Cell: cell, Arm: arm, ArmKind: arm, Block: block, Attempt: attempt, Valid: valid, Warmup: warm}
+func smp(cell, arm string, block, attempt int, valid, warm bool) wire.Sample {
+	return wire.Sample{Schema: wire.SampleSchema, ID: "x", Cell: cell, Arm: arm, ArmKind: arm, Block: block, Attempt: attempt, Valid: valid, Warmup: warm}
 }
 
 func TestLedgerResumeBookkeeping(t *testing.T) {
 	p := testPlan(t, Options{Arms: []string{"bare", "B"}, Cells: []string{"control"}, Blocks: 3, Warmup: 1, MaxReruns: 2, Seed: 3})
-	prior := []sample.Sample{
+	prior := []wire.Sample{
 		smp("control", "bare", -1, 0, true, true),
 		smp("control", "B", -1, 0, true, true),
 		smp("control", "bare", 0, 0, true, false),

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"vigil/internal/memcg"
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // childEnv makes the test binary run the harness on an output directory
@@ -93,7 +93,7 @@ func leftoverMemcgs(t *testing.T, pid int) []string {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // readOut parses and schema-checks an output directory.
-func readOut(t *testing.T, dir string) (sample.Plan, []sample.Sample) {
+func readOut(t *testing.T, dir string) (wire.Plan, []wire.Sample) {
 	t.Helper()
 	p, err := LoadPlan(dir)
 	if err != nil {

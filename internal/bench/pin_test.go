@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/sample"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // --cpus pins the sample's tree, and only it: the harness keeps its CPUs.
@@ -44,13 +44,13 @@ func TestCPUsPinSamples(t *testing.T) {
 // --runner-cpus reaches vigil record in the Runner arms only, with the
 // workload's CPUs beside it.
 func TestRunnerCPUsInArmCommand(t *testing.T) {
-	cell := sample.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
+	cell := wire.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
 	p := samplePaths{Archive: "a", PhaseLog: "p", Work: "w", Result: "r", Trace: "t"}
 	for kind, want := range map[string]string{
-		sample.ArmA:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
-		sample.ArmC:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
-		sample.ArmBare: "",
-		sample.ArmB:    "",
+		wire.ArmA:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
+		wire.ArmC:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
+		wire.ArmBare: "",
+		wire.ArmB:    "",
 	} {
 		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0", "")
 		line := strings.Join(argv, " ")

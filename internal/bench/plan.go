@@ -14,12 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"vigil/internal/affinity"
 	"vigil/internal/atomicfile"
 	"vigil/internal/collector"
-	"vigil/internal/sample"
+	"vigil/internal/hostinfo"
+	"vigil/internal/wire"
 )
 
 // Options are the plan-shaping flags.
@@ -47,19 +46,19 @@ type Options struct {
 }
 
 // NewPlan resolves opts into a plan for this host.
-func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample.Plan, error) {
+func NewPlan(opts Options, host wire.BenchHost, versions map[string]string) (wire.Plan, error) {
 	labels, kinds, exports, err := ParseArms(opts.Arms)
 	if err != nil {
-		return sample.Plan{}, err
+		return wire.Plan{}, err
 	}
 	jaeger := ""
-	if slices.Contains(exports, sample.ExportCollector) {
+	if slices.Contains(exports, wire.ExportCollector) {
 		if jaeger = opts.Jaeger; jaeger == "" {
 			if jaeger, err = collector.FindJaeger(); err != nil {
-				return sample.Plan{}, fmt.Errorf("--arms %s: %v", strings.Join(opts.Arms, ","), err)
+				return wire.Plan{}, fmt.Errorf("--arms %s: %v", strings.Join(opts.Arms, ","), err)
 			}
 		} else if _, err := os.Stat(jaeger); err != nil {
-			return sample.Plan{}, fmt.Errorf("--jaeger %v", err)
+			return wire.Plan{}, fmt.Errorf("--jaeger %v", err)
 		}
 		if abs, err := filepath.Abs(jaeger); err == nil {
 			jaeger = abs // a resume from elsewhere finds it
@@ -67,36 +66,36 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 	}
 	cells, err := ResolveCells(opts.Cells, opts.CustomCells)
 	if err != nil {
-		return sample.Plan{}, err
+		return wire.Plan{}, err
 	}
 	if opts.Blocks < 1 {
-		return sample.Plan{}, fmt.Errorf("-n %d: need at least one block", opts.Blocks)
+		return wire.Plan{}, fmt.Errorf("-n %d: need at least one block", opts.Blocks)
 	}
 	if opts.Warmup < 0 {
-		return sample.Plan{}, fmt.Errorf("--warmup %d: must not be negative", opts.Warmup)
+		return wire.Plan{}, fmt.Errorf("--warmup %d: must not be negative", opts.Warmup)
 	}
 	if opts.MaxReruns < 0 {
-		return sample.Plan{}, fmt.Errorf("--max-reruns %d: must not be negative", opts.MaxReruns)
+		return wire.Plan{}, fmt.Errorf("--max-reruns %d: must not be negative", opts.MaxReruns)
 	}
 	if !(opts.MaxForeignCPUs >= 0) || math.IsInf(opts.MaxForeignCPUs, 0) {
-		return sample.Plan{}, fmt.Errorf("--max-foreign-cpus %v: want a number of CPUs >= 0 (0 turns the gate off)", opts.MaxForeignCPUs)
+		return wire.Plan{}, fmt.Errorf("--max-foreign-cpus %v: want a number of CPUs >= 0 (0 turns the gate off)", opts.MaxForeignCPUs)
 	}
 	if opts.CPUs != "" {
 		if _, err := affinity.Parse("--cpus", opts.CPUs); err != nil {
-			return sample.Plan{}, err
+			return wire.Plan{}, err
 		}
 	}
 	if opts.RunnerCPUs != "" {
 		if _, err := affinity.Parse("--runner-cpus", opts.RunnerCPUs); err != nil {
-			return sample.Plan{}, err
+			return wire.Plan{}, err
 		}
 	}
 	if opts.Order != OrderRandom && opts.Order != OrderCounterbalanced {
-		return sample.Plan{}, fmt.Errorf("--order %q: want random or counterbalanced", opts.Order)
+		return wire.Plan{}, fmt.Errorf("--order %q: want random or counterbalanced", opts.Order)
 	}
 	shard, err := ParseShard(opts.Shard)
 	if err != nil {
-		return sample.Plan{}, err
+		return wire.Plan{}, err
 	}
 	now := time.Now()
 	seed := opts.Seed
@@ -104,8 +103,8 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 		// Positive and below 2^53 so it survives any JSON reader intact.
 		seed = now.UnixNano() & (1<<53 - 1)
 	}
-	return sample.Plan{
-		Schema:         sample.PlanSchema,
+	return wire.Plan{
+		Schema:         wire.PlanSchema,
 		CreatedUnix:    now.Unix(),
 		Arms:           labels,
 		ArmKinds:       kinds,
@@ -129,7 +128,7 @@ func NewPlan(opts Options, host sample.Host, versions map[string]string) (sample
 
 // ResumeConflicts compares the flags the user set explicitly (by flag name)
 // with the saved plan and names the first that disagrees.
-func ResumeConflicts(saved sample.Plan, fresh sample.Plan, changed []string) error {
+func ResumeConflicts(saved wire.Plan, fresh wire.Plan, changed []string) error {
 	for _, name := range changed {
 		var a, b any
 		switch name {
@@ -168,15 +167,8 @@ func ResumeConflicts(saved sample.Plan, fresh sample.Plan, changed []string) err
 }
 
 // HostInfo describes this machine.
-func HostInfo() sample.Host {
-	h := sample.Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
-	h.Hostname, _ = os.Hostname()
-	var u unix.Utsname
-	if err := unix.Uname(&u); err == nil {
-		h.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	h.HostClass = h.OS + "-" + h.Arch + "-" + h.Kernel
-	return h
+func HostInfo() wire.BenchHost {
+	return wire.BenchHost{Host: hostinfo.Local(), CPUs: runtime.NumCPU()}
 }
 
 // Versions names the tools a run used: the harness, the Go toolchain and
@@ -209,7 +201,7 @@ const (
 )
 
 // WritePlan writes plan.json atomically (temp file + rename).
-func WritePlan(dir string, p sample.Plan) error {
+func WritePlan(dir string, p wire.Plan) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
@@ -218,8 +210,8 @@ func WritePlan(dir string, p sample.Plan) error {
 }
 
 // LoadPlan reads dir/plan.json.
-func LoadPlan(dir string) (sample.Plan, error) {
-	var p sample.Plan
+func LoadPlan(dir string) (wire.Plan, error) {
+	var p wire.Plan
 	data, err := os.ReadFile(filepath.Join(dir, PlanFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -230,8 +222,8 @@ func LoadPlan(dir string) (sample.Plan, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return p, fmt.Errorf("%s: %v", filepath.Join(dir, PlanFile), err)
 	}
-	if p.Schema != sample.PlanSchema {
-		return p, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, PlanFile), p.Schema, sample.PlanSchema)
+	if p.Schema != wire.PlanSchema {
+		return p, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, PlanFile), p.Schema, wire.PlanSchema)
 	}
 	if len(p.Arms) == 0 || len(p.Arms) != len(p.ArmKinds) || len(p.Cells) == 0 || p.Blocks < 1 {
 		return p, fmt.Errorf("%s: arms, arm_kinds, cells or blocks missing or inconsistent", filepath.Join(dir, PlanFile))
@@ -243,7 +235,7 @@ func LoadPlan(dir string) (sample.Plan, error) {
 // otherwise (plans without collector arms stay as they were).
 func collectorExports(exports []string) []string {
 	for _, e := range exports {
-		if e == sample.ExportCollector {
+		if e == wire.ExportCollector {
 			return exports
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 func TestPresetsMatchSpec(t *testing.T) {
@@ -35,7 +35,7 @@ func TestParseCellSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != (sample.Cell{Name: "big", KernelEvents: 5000, SpanEvents: 7, Concurrency: 4, PayloadBytes: 4096}) {
+	if c != (wire.Cell{Name: "big", KernelEvents: 5000, SpanEvents: 7, Concurrency: 4, PayloadBytes: 4096}) {
 		t.Fatalf("got %+v", c)
 	}
 	c, err = ParseCellSpec("tiny:span=3")
@@ -128,7 +128,7 @@ func TestArmCommands(t *testing.T) {
 	}
 }
 
-func testPlan(t *testing.T, opts Options) sample.Plan {
+func testPlan(t *testing.T, opts Options) wire.Plan {
 	t.Helper()
 	if opts.Arms == nil {
 		opts.Arms = []string{"bare", "A", "B", "C"}

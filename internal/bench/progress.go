@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Progress reports a run as it goes: on a terminal one line rewritten in
@@ -56,7 +56,7 @@ func (p *Progress) Begin(cell, arm string, block int, attempt int) {
 // sample at once, so a sample of the slot that ended last is a re-measure;
 // any other finishes a scheduled slot, whatever its attempt number (a
 // resumed slot's first sample here can be attempt 1 or more).
-func (p *Progress) End(s sample.Sample) {
+func (p *Progress) End(s wire.Sample) {
 	k := slot{s.Cell, s.Block, s.Arm}
 	if p.done+p.reruns > 0 && k == p.last {
 		p.reruns++

@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"vigil/internal/memcg"
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 func TestProgressTerminalAndPlain(t *testing.T) {
 	var tty bytes.Buffer
 	p := NewProgress(&tty, true, 4)
 	p.Begin("x1000", "C", 2, 0)
-	p.End(sample.Sample{ID: "x1000.C.b2.t0", Valid: false, InvalidReason: "exit code 1"})
+	p.End(wire.Sample{ID: "x1000.C.b2.t0", Valid: false, InvalidReason: "exit code 1"})
 	p.Begin("x1000", "C", 2, 1)
 	p.Finish()
 	out := tty.String()
@@ -27,7 +27,7 @@ func TestProgressTerminalAndPlain(t *testing.T) {
 	var plain bytes.Buffer
 	p = NewProgress(&plain, false, 2)
 	p.Begin("s500", "B", -1, 0)
-	p.End(sample.Sample{ID: "s500.B.b-1.t0", Valid: true, Warmup: true, WallNS: 5e6, TreePeakBytes: -1})
+	p.End(wire.Sample{ID: "s500.B.b-1.t0", Valid: true, Warmup: true, WallNS: 5e6, TreePeakBytes: -1})
 	if got := plain.String(); got != "vigil bench: [1/2] s500.B.b-1.t0 wall 5ms peak n/a: warm-up\n" {
 		t.Fatalf("plain output %q", got)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 	"vigil/internal/workload"
 )
 
@@ -29,13 +29,13 @@ func TestProgressReachesTotalOnResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := func(cell string, block, attempt int) sample.Sample {
-		return sample.Sample{Schema: sample.SampleSchema, ID: cell + ".bare.b" + string(rune('0'+block)) + ".t" + string(rune('0'+attempt)),
-			Cell: cell, Arm: "bare", ArmKind: sample.ArmBare, Block: block, Attempt: attempt, ExitCode: 1, InvalidReason: "exit code 1", Host: p.Host}
+	bad := func(cell string, block, attempt int) wire.Sample {
+		return wire.Sample{Schema: wire.SampleSchema, ID: cell + ".bare.b" + string(rune('0'+block)) + ".t" + string(rune('0'+attempt)),
+			Cell: cell, Arm: "bare", ArmKind: wire.ArmBare, Block: block, Attempt: attempt, ExitCode: 1, InvalidReason: "exit code 1", Host: p.Host}
 	}
 	// control block 0: one invalid try, budget left (re-measured on resume).
 	// k100 block 0: two invalid tries, budget (1) spent (skipped on resume).
-	for _, s := range []sample.Sample{bad("control", 0, 0), bad("k100", 0, 0), bad("k100", 0, 1)} {
+	for _, s := range []wire.Sample{bad("control", 0, 0), bad("k100", 0, 0), bad("k100", 0, 1)} {
 		if err := st.Append(s); err != nil {
 			t.Fatal(err)
 		}
@@ -68,12 +68,12 @@ func TestProgressReachesTotalOnResume(t *testing.T) {
 func TestFailedAgentHasNoSpanVerdict(t *testing.T) {
 	dir := t.TempDir()
 	paths := samplePaths{Dir: dir, Result: filepath.Join(dir, "result.json"), Trace: filepath.Join(dir, "trace.jsonl"), Stderr: filepath.Join(dir, "stderr.log")}
-	cell := sample.Cell{Name: "s500", SpanEvents: 500, Concurrency: 1, PayloadBytes: 128}
-	writeResult := func(status string, retained, dropped int) {
-		r := workload.Result{Schema: workload.ResultSchema, OTel: true, SpanEventsRequested: 500, SpanEventsRetained: retained, SpanEventsDropped: dropped,
+	cell := wire.Cell{Name: "s500", SpanEvents: 500, Concurrency: 1, PayloadBytes: 128}
+	writeResult := func(status wire.Status, retained, dropped int) {
+		r := wire.AgentResult{Schema: wire.AgentResultSchema, OTel: true, SpanEventsRequested: 500, SpanEventsRetained: retained, SpanEventsDropped: dropped,
 			SpanEventLimit: 128, SpanEventLimitSource: workload.LimitSourceDefault, RetainedFirstIndex: -1, RetainedLastIndex: -1,
 			Concurrency: 1, PayloadBytes: 128, PhasesMS: map[string]float64{"setup": 1, "flush": 1, "cleanup": 1, "total": 3}, Status: status, WorkDir: dir, WorkerDir: dir}
-		if status == workload.StatusError {
+		if status == wire.StatusError {
 			r.Error = "tool call call_1 (write_file): injected failure"
 		} else {
 			r.RetainedFirstIndex, r.RetainedLastIndex = 372, 499
@@ -86,9 +86,9 @@ func TestFailedAgentHasNoSpanVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeResult(workload.StatusError, 0, 0)
-	var s sample.Sample
-	assess(&s, sampleRun{m: Measurement{ExitCode: 1, TreePeak: -1}, kind: sample.ArmB, cell: cell, paths: paths})
+	writeResult(wire.StatusError, 0, 0)
+	var s wire.Sample
+	assess(&s, sampleRun{m: Measurement{ExitCode: 1, TreePeak: -1}, kind: wire.ArmB, cell: cell, paths: paths})
 	if s.Valid || !strings.Contains(s.InvalidReason, `agent status "error"`) {
 		t.Fatalf("failed agent: valid %v reason %q", s.Valid, s.InvalidReason)
 	}
@@ -97,9 +97,9 @@ func TestFailedAgentHasNoSpanVerdict(t *testing.T) {
 	}
 
 	// A completed run keeps its verdict; a missing trace file fails it.
-	writeResult(workload.StatusOK, 128, 372)
-	s = sample.Sample{}
-	assess(&s, sampleRun{m: Measurement{ExitCode: 0, TreePeak: -1}, kind: sample.ArmB, cell: cell, paths: paths})
+	writeResult(wire.StatusOK, 128, 372)
+	s = wire.Sample{}
+	assess(&s, sampleRun{m: Measurement{ExitCode: 0, TreePeak: -1}, kind: wire.ArmB, cell: cell, paths: paths})
 	if s.Calibration.SpanMatch == nil || !*s.Calibration.SpanMatch {
 		t.Errorf("completed run: span_match %v", s.Calibration.SpanMatch)
 	}

@@ -14,7 +14,7 @@ import (
 	"vigil/internal/affinity"
 	"vigil/internal/collector"
 	"vigil/internal/memcg"
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // ErrInterrupted is returned when the run was stopped (SIGINT) between or
@@ -28,7 +28,7 @@ const ExitIncomplete = 3
 
 // Config is one invocation of the harness.
 type Config struct {
-	Plan   sample.Plan
+	Plan   wire.Plan
 	OutDir string
 	// Resume continues the samples already in OutDir; otherwise OutDir must
 	// be empty or absent.
@@ -52,13 +52,13 @@ type Config struct {
 	// stops it at the end.
 	JaegerBin string
 	// Report, when set, writes the report outputs at the end of the run.
-	Report func(outDir string, plan sample.Plan, samples []sample.Sample) error
+	Report func(outDir string, plan wire.Plan, samples []wire.Sample) error
 }
 
 // Outcome summarizes a run.
 type Outcome struct {
 	// Samples holds every sample in samples.jsonl, earlier runs included.
-	Samples []sample.Sample
+	Samples []wire.Sample
 	// Taken, Discarded count samples taken by this invocation.
 	Taken, Discarded int
 	// TornBytes is the size of an incomplete last line found on resume
@@ -81,7 +81,7 @@ func (o Outcome) Incomplete() []string {
 
 // PrepareOut creates a fresh output directory (refusing a non-empty one)
 // and writes plan.json into it.
-func PrepareOut(dir string, p sample.Plan) error {
+func PrepareOut(dir string, p wire.Plan) error {
 	ents, err := os.ReadDir(dir)
 	switch {
 	case err == nil && len(ents) > 0:
@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	defer os.RemoveAll(root)
 
 	led := newLedger(existing)
-	all := append([]sample.Sample{}, existing...)
+	all := append([]wire.Sample{}, existing...)
 	blocks := Schedule(p, shard)
 	hasWork := map[int]bool{}
 	total := 0
@@ -160,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		}
 	}
 	r := &sampler{cfg: cfg, exe: exe, root: root}
-	if slices.Contains(p.ArmExports, sample.ExportCollector) {
+	if slices.Contains(p.ArmExports, wire.ExportCollector) {
 		bin := cfg.JaegerBin
 		if bin == "" {
 			bin = p.Collector
@@ -203,8 +203,8 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 					return out, ErrInterrupted
 				}
 				k := slot{cell.Name, b.Index, label}
-				s := sample.Sample{
-					Schema: sample.SampleSchema, Cell: cell.Name, Arm: label, ArmKind: kind,
+				s := wire.Sample{
+					Schema: wire.SampleSchema, Cell: cell.Name, Arm: label, ArmKind: kind,
 					Block: b.Index, Position: pos, Attempt: led.tries[k], Warmup: b.Warmup(),
 					Seed: p.Seed, Host: p.Host, Versions: p.Versions,
 				}
@@ -294,7 +294,7 @@ func startCollector(ctx context.Context, bin string) (*collector.Jaeger, error) 
 
 // take runs one sample in a fresh directory and fills s. It reports
 // interrupted (and records nothing) when ctx was cancelled mid-sample.
-func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) (interrupted bool, err error) {
+func (r *sampler) take(ctx context.Context, s *wire.Sample, cell wire.Cell) (interrupted bool, err error) {
 	dir, err := os.MkdirTemp(r.root, strings.ReplaceAll(s.ID, "/", "_")+"-")
 	if err != nil {
 		return false, err
@@ -311,9 +311,9 @@ func (r *sampler) take(ctx context.Context, s *sample.Sample, cell sample.Cell) 
 	}
 	otlp := ""
 	switch r.cfg.Plan.ExportOf(s.Arm) {
-	case sample.ExportFile:
+	case wire.ExportFile:
 		paths.Trace = filepath.Join(dir, "trace.otlp.jsonl")
-	case sample.ExportCollector:
+	case wire.ExportCollector:
 		otlp = r.otlp
 		// A collector that died would fail every sample until the
 		// re-measure budget is spent: stop the run instead.

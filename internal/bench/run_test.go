@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"vigil/internal/sample"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // runUser runs the harness in-process on a user command.
@@ -177,7 +177,7 @@ func TestBlocksAreAdjacentAndOrdered(t *testing.T) {
 func TestOutDirMustBeEmpty(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
-	err := PrepareOut(dir, sample.Plan{})
+	err := PrepareOut(dir, wire.Plan{})
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("non-empty --out accepted: %v", err)
 	}
@@ -223,7 +223,7 @@ func workloadsWithMarker(marker string, harness int) []int {
 // interruptAndResume starts the harness as a child process, sends SIGINT
 // once `after` samples are recorded, checks that nothing is left behind,
 // then resumes in-process to completion.
-func interruptAndResume(t *testing.T, p sample.Plan, vigil string, after int) []sample.Sample {
+func interruptAndResume(t *testing.T, p wire.Plan, vigil string, after int) []wire.Sample {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
 	if err := PrepareOut(dir, p); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Orders.
@@ -75,7 +75,7 @@ func ArmOrder(order string, seed int64, cell string, block, arms int) []int {
 // warm-up blocks first (each shard warms up its own host), then measured
 // rounds, each round running block b of every cell, so slow drift of the
 // machine spreads over all cells instead of landing on one.
-func Schedule(p sample.Plan, s Shard) []Block {
+func Schedule(p wire.Plan, s Shard) []Block {
 	var out []Block
 	for w := -p.Warmup; w < 0; w++ {
 		for ci, c := range p.Cells {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // validateOut checks plan.json and every samples.jsonl line against the
@@ -16,21 +16,21 @@ func validateOut(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("plan", plan); err != nil {
+	if err := wire.Validate("plan", plan); err != nil {
 		t.Fatalf("plan.json: %v", err)
 	}
 	samples, err := os.ReadFile(filepath.Join(dir, SamplesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateNDJSON("sample", samples); err != nil {
+	if err := wire.ValidateNDJSON("sample", samples); err != nil {
 		t.Fatalf("samples.jsonl: %v", err)
 	}
 }
 
 func TestSchemasRejectBadDocuments(t *testing.T) {
 	good := `{"schema":"vigil.sample/v1","id":"c.A.b0.t0","cell":"c","arm":"A","arm_kind":"A","block":0,"position":0,"attempt":0,"warmup":false,"seed":1,"start_unix_ns":1,"wall_ns":1,"user_ns":0,"sys_ns":0,"max_rss_bytes":1,"tree_peak_bytes":-1,"tree_peak_source":"unavailable","artifacts":{"trace_bytes":0,"archive_bytes":1,"archive_extracted_bytes":1},"exit_code":0,"stragglers_killed":0,"health":{"kernel_layer":"complete","cgroup_correlation":"clean","ringbuf_drops":0},"phases_ms":{"attach":1},"calibration":{"kernel_expected_opens":0,"kernel_write_opens":0,"kernel_read_opens":0,"span_requested":0,"span_retained":0,"span_dropped":0,"span_limit":-1,"retained_first_index":-1,"retained_last_index":-1},"valid":true,"host":{"hostname":"h","os":"linux","arch":"amd64","kernel":"6","host_class":"linux-amd64-6","cpus":2},"versions":{}}`
-	if err := schema.Validate("sample", []byte(good)); err != nil {
+	if err := wire.Validate("sample", []byte(good)); err != nil {
 		t.Fatalf("good sample rejected: %v", err)
 	}
 	for name, bad := range map[string]string{
@@ -44,7 +44,7 @@ func TestSchemasRejectBadDocuments(t *testing.T) {
 			"invalid without reason":  `"valid":false`,
 		}[name]
 		doc := []byte(replaceOnce(good, bad, repl))
-		if err := schema.Validate("sample", doc); err == nil {
+		if err := wire.Validate("sample", doc); err == nil {
 			t.Errorf("%s accepted", name)
 		}
 	}

@@ -4,22 +4,22 @@ import (
 	"context"
 	"fmt"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // Decide reports whether every decomposition verdict that plan's samples
 // support is decided, at the level of plan's last look.
-type Decide func(plan sample.Plan, samples []sample.Sample) (bool, error)
+type Decide func(plan wire.Plan, samples []wire.Sample) (bool, error)
 
 // NewSequential checks and returns the design of a --until-decided run
 // whose first look comes after first blocks.
-func NewSequential(p sample.Plan, alpha float64, first, every, max int) (*sample.Sequential, error) {
+func NewSequential(p wire.Plan, alpha float64, first, every, max int) (*wire.Sequential, error) {
 	kinds := map[string]bool{}
 	for _, k := range p.ArmKinds {
 		kinds[k] = true
 	}
-	for _, k := range []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC} {
+	for _, k := range []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC} {
 		if !kinds[k] {
 			return nil, fmt.Errorf("--until-decided decides the decomposition, which needs the arms bare, A, B and C (arm %s is missing)", k)
 		}
@@ -36,7 +36,7 @@ func NewSequential(p sample.Plan, alpha float64, first, every, max int) (*sample
 	if _, err := stats.LookAlphas(alpha, []int{first}, max); err != nil {
 		return nil, fmt.Errorf("--until-decided: %v", err)
 	}
-	return &sample.Sequential{Design: sample.SequentialDesign, Alpha: alpha, MaxBlocks: max, LookEvery: every, Looks: []sample.Look{}}, nil
+	return &wire.Sequential{Design: wire.SequentialDesign, Alpha: alpha, MaxBlocks: max, LookEvery: every, Looks: []wire.Look{}}, nil
 }
 
 // RunSequential runs cfg.Plan (which has Sequential set) a look at a time:
@@ -71,7 +71,7 @@ func RunSequential(ctx context.Context, cfg Config, decide Decide) (Outcome, err
 			if err != nil {
 				return out, err
 			}
-			sq.Looks = append(sq.Looks, sample.Look{Blocks: p.Blocks, Alpha: alphas[len(alphas)-1]})
+			sq.Looks = append(sq.Looks, wire.Look{Blocks: p.Blocks, Alpha: alphas[len(alphas)-1]})
 			decided, err := decide(p, out.Samples)
 			if err != nil {
 				return out, err

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // A sequential run adds blocks a look at a time, records each look with
@@ -28,14 +28,14 @@ func TestRunSequential(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := testPlan(t, Options{Arms: []string{"bare"}, Cells: []string{"control"}, Blocks: 3, Command: []string{"true"}})
-			p.Sequential = &sample.Sequential{Design: sample.SequentialDesign, Alpha: 0.05, MaxBlocks: 8, LookEvery: 3, Looks: []sample.Look{}}
+			p.Sequential = &wire.Sequential{Design: wire.SequentialDesign, Alpha: 0.05, MaxBlocks: 8, LookEvery: 3, Looks: []wire.Look{}}
 			dir := filepath.Join(t.TempDir(), "out")
 			if err := PrepareOut(dir, p); err != nil {
 				t.Fatal(err)
 			}
 			var log bytes.Buffer
 			seen := []int{}
-			decide := func(p sample.Plan, ss []sample.Sample) (bool, error) {
+			decide := func(p wire.Plan, ss []wire.Sample) (bool, error) {
 				blocks := map[int]bool{}
 				for _, s := range ss {
 					if s.Valid && !s.Warmup {
@@ -49,7 +49,7 @@ func TestRunSequential(t *testing.T) {
 				return c.decideAt > 0 && p.Blocks >= c.decideAt, nil
 			}
 			reports := 0
-			cfg := Config{Plan: p, OutDir: dir, Log: &log, Report: func(string, sample.Plan, []sample.Sample) error { reports++; return nil }}
+			cfg := Config{Plan: p, OutDir: dir, Log: &log, Report: func(string, wire.Plan, []wire.Sample) error { reports++; return nil }}
 			out, err := RunSequential(context.Background(), cfg, decide)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, log.String())
@@ -90,7 +90,7 @@ func TestNewSequentialRefuses(t *testing.T) {
 	sharded := four
 	sharded.Shard = "1/2"
 	for name, c := range map[string]struct {
-		p                 sample.Plan
+		p                 wire.Plan
 		first, every, max int
 		want              string
 	}{

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Store appends samples to samples.jsonl, one whole line per write,
@@ -21,7 +21,7 @@ type Store struct {
 // already in it. A final line without its newline (a write cut short by a
 // crash) is removed and its length returned as torn, so the caller can
 // report it; any other unparseable line is an error.
-func OpenStore(dir string) (st *Store, existing []sample.Sample, torn int, err error) {
+func OpenStore(dir string) (st *Store, existing []wire.Sample, torn int, err error) {
 	path := filepath.Join(dir, SamplesFile)
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -51,22 +51,22 @@ func OpenStore(dir string) (st *Store, existing []sample.Sample, torn int, err e
 
 // ParseSamples decodes complete lines of samples.jsonl and returns how
 // many bytes they span; trailing bytes without a newline are not counted.
-func ParseSamples(data []byte) ([]sample.Sample, int, error) {
-	var out []sample.Sample
+func ParseSamples(data []byte) ([]wire.Sample, int, error) {
+	var out []wire.Sample
 	off := 0
 	for line := 1; off < len(data); line++ {
 		i := bytes.IndexByte(data[off:], '\n')
 		if i < 0 {
 			break
 		}
-		var s sample.Sample
+		var s wire.Sample
 		dec := json.NewDecoder(bytes.NewReader(data[off : off+i]))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&s); err != nil {
 			return nil, 0, fmt.Errorf("line %d: %v", line, err)
 		}
-		if s.Schema != sample.SampleSchema {
-			return nil, 0, fmt.Errorf("line %d: schema %q, want %q", line, s.Schema, sample.SampleSchema)
+		if s.Schema != wire.SampleSchema {
+			return nil, 0, fmt.Errorf("line %d: schema %q, want %q", line, s.Schema, wire.SampleSchema)
 		}
 		out = append(out, s)
 		off += i + 1
@@ -75,7 +75,7 @@ func ParseSamples(data []byte) ([]sample.Sample, int, error) {
 }
 
 // Append writes one sample as a line and syncs it to disk.
-func (s *Store) Append(smp sample.Sample) error {
+func (s *Store) Append(smp wire.Sample) error {
 	data, err := json.Marshal(smp)
 	if err != nil {
 		return err

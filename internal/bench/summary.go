@@ -7,13 +7,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // WriteSummary prints a short table per cell and arm: valid and discarded
 // counts, and medians of the valid, non-warm-up samples. It is the at-a-
 // glance view; intervals and comparisons are the report's job.
-func WriteSummary(w io.Writer, p sample.Plan, samples []sample.Sample) {
+func WriteSummary(w io.Writer, p wire.Plan, samples []wire.Sample) {
 	type acc struct {
 		valid, discarded         int
 		wall, cpu, rss, peak     []float64

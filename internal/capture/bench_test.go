@@ -9,8 +9,8 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // BenchmarkOpenClose measures loading, attaching, detaching and freeing
@@ -153,14 +153,14 @@ func BenchmarkOpenat(b *testing.B) {
 				}
 				var got int
 				for _, ev := range r.Events {
-					if ev.Kind == event.KindOpen && string(ev.Open.Path()) == "/etc/hostname" {
+					if ev.Kind == wire.KindOpen && string(ev.Open.Path()) == "/etc/hostname" {
 						got++
 					}
 				}
-				if uint64(got)+r.Drops[event.KindOpen] < uint64(n) {
-					b.Fatalf("captured %d + dropped %d of %d opens", got, r.Drops[event.KindOpen], n)
+				if uint64(got)+r.Drops[wire.KindOpen] < uint64(n) {
+					b.Fatalf("captured %d + dropped %d of %d opens", got, r.Drops[wire.KindOpen], n)
 				}
-				b.ReportMetric(float64(r.Drops[event.KindOpen]), "drops")
+				b.ReportMetric(float64(r.Drops[wire.KindOpen]), "drops")
 			}
 		})
 	}

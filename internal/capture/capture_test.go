@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 func totalDrops(r *Result) uint64 {
@@ -68,7 +68,7 @@ func TestShellSession(t *testing.T) {
 	var catPID uint32
 	for _, ev := range r.Events {
 		switch ev.Kind {
-		case event.KindExec:
+		case wire.KindExec:
 			if ev.Exec.File.Path == "/usr/bin/cat" && len(ev.Exec.Argv) == 2 && ev.Exec.Argv[0] == "cat" && ev.Exec.Argv[1] == "/etc/hostname" {
 				catExec, catPID = true, ev.PID
 			}
@@ -76,19 +76,19 @@ func TestShellSession(t *testing.T) {
 			if ev.PID == shPID && ev.Exec.Filename == "/bin/sh" && ev.Exec.File.Path != "" && !ev.Exec.File.Detached && len(ev.Exec.Argv) == 3 && ev.Exec.Argv[2] == script {
 				shExec = true
 			}
-		case event.KindOpen:
+		case wire.KindOpen:
 			o := ev.Open
-			if o.File != nil && o.File.Path == "/etc/hostname" && o.Access == event.AccessRead && o.Ret >= 0 && !o.Create && o.Syscall == "openat" {
+			if o.File != nil && o.File.Path == "/etc/hostname" && o.Access == wire.AccessRead && o.Ret >= 0 && !o.Create && o.Syscall == "openat" {
 				hostnameRead = true
 			}
 			// The name as given is relative; the kernel's file is not.
-			if o.File != nil && string(o.File.Path) == filepath.Join(work, "out.txt") && o.Name.Requested == "out.txt" && o.Access == event.AccessWrite && o.Create && o.Truncate && !o.Append && o.Ret >= 0 && ev.PID == shPID {
+			if o.File != nil && string(o.File.Path) == filepath.Join(work, "out.txt") && o.Name.Requested == "out.txt" && o.Access == wire.AccessWrite && o.Create && o.Truncate && !o.Append && o.Ret >= 0 && ev.PID == shPID {
 				outWrite = true
 				if o.Mode != 0o666 {
 					t.Errorf("out.txt mode = %o, want 666", o.Mode)
 				}
 			}
-		case event.KindFork:
+		case wire.KindFork:
 			// The test process (outside) cloned sh straight into the session.
 			if ev.Fork.ChildPID == shPID && ev.Fork.ParentPID == uint32(os.Getpid()) && ev.PID == uint32(os.Getpid()) && !ev.Fork.Thread {
 				spawn = true
@@ -96,7 +96,7 @@ func TestShellSession(t *testing.T) {
 			if ev.Fork.ParentPID == shPID && ev.PID == shPID && !ev.Fork.Thread && ev.Fork.ChildPID != shPID {
 				shFork = true
 			}
-		case event.KindExit:
+		case wire.KindExit:
 			if ev.PID == shPID && ev.Exit.Code == 3 && ev.Exit.Signal == 0 && ev.Exit.GroupDead {
 				shExit = true
 			}
@@ -134,7 +134,7 @@ func TestExitBySignal(t *testing.T) {
 	checkComplete(t, r)
 	var found bool
 	for _, ev := range r.Events {
-		if ev.Kind == event.KindExit && ev.PID == pid {
+		if ev.Kind == wire.KindExit && ev.PID == pid {
 			found = true
 			if ev.Exit.Signal != 9 || ev.Exit.Code != 0 || !ev.Exit.GroupDead {
 				t.Errorf("exit of killed sh = %+v, want signal 9", *ev.Exit)

@@ -3,15 +3,15 @@ package capture
 import (
 	"fmt"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // counterSnapshot holds the per-CPU counters summed over CPUs, indexed
 // class*numKinds+kind (enum vigil_counter_class, enum vigil_kind).
 type counterSnapshot []uint64
 
-func (s counterSnapshot) perKind(class vigilBPFVigilCounterClass) map[event.Kind]uint64 {
-	out := make(map[event.Kind]uint64, numKinds)
+func (s counterSnapshot) perKind(class vigilBPFVigilCounterClass) map[wire.Kind]uint64 {
+	out := make(map[wire.Kind]uint64, numKinds)
 	for i, k := range kindByIndex {
 		out[k] = s[int(class)*numKinds+int(i)]
 	}

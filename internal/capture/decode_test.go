@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // rec builds a raw record as the kernel side lays it out, through the
@@ -55,10 +55,10 @@ func strSet(i int, more ...vigilBPFVigilFlag) uint32 {
 	return f
 }
 
-func decodeOne(t *testing.T, b []byte) (event.Kernel, bool) {
+func decodeOne(t *testing.T, b []byte) (wire.Kernel, bool) {
 	t.Helper()
 	var d decoder
-	var ev event.Kernel
+	var ev wire.Kernel
 	// Records arrive 8-byte aligned.
 	buf := make([]uint64, (len(b)+7)/8)
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(b))
@@ -75,12 +75,12 @@ func TestRecordLayoutMatchesObject(t *testing.T) {
 		t.Fatalf("header %d bytes, fixed part %d: bpf/capture.h says 64 and 192", recHdrSize, recFixedSize)
 	}
 	// Every kind and hook the kernel can send has a name, and back.
-	if len(kindByIndex) != numKinds || len(event.Kinds) != numKinds {
-		t.Fatalf("%d mapped kinds, %d event kinds, kernel has %d", len(kindByIndex), len(event.Kinds), numKinds)
+	if len(kindByIndex) != numKinds || len(wire.Kinds) != numKinds {
+		t.Fatalf("%d mapped kinds, %d event kinds, kernel has %d", len(kindByIndex), len(wire.Kinds), numKinds)
 	}
-	for i, k := range event.Kinds {
+	for i, k := range wire.Kinds {
 		if kindByIndex[vigilBPFVigilKind(i)] != k {
-			t.Errorf("kernel kind %d maps to %q, event.Kinds[%d] is %q", i, kindByIndex[vigilBPFVigilKind(i)], i, k)
+			t.Errorf("kernel kind %d maps to %q, wire.Kinds[%d] is %q", i, kindByIndex[vigilBPFVigilKind(i)], i, k)
 		}
 	}
 	if len(hookNames) != int(vigilBPFVigilHookVIGIL_NHOOKS) {
@@ -94,8 +94,8 @@ func TestDecodeOpenResolvesComponents(t *testing.T) {
 		Flags: strSet(0) | strSet(1)}, body: body, strs: []string{"b\x00a\x00", "x"}}.bytes()
 	ev, fault := decodeOne(t, b)
 	o := ev.Open
-	if fault || ev.Kind != event.KindOpen || ev.Hook != "tp_btf/sys_exit" || o == nil || o.File == nil ||
-		o.File.Path != "/a/b" || o.Name.Requested != "x" || o.Name.Dir != nil || o.Access != event.AccessWrite ||
+	if fault || ev.Kind != wire.KindOpen || ev.Hook != "tp_btf/sys_exit" || o == nil || o.File == nil ||
+		o.File.Path != "/a/b" || o.Name.Requested != "x" || o.Name.Dir != nil || o.Access != wire.AccessWrite ||
 		!o.Create || o.Ret != 3 || o.Dirfd != -100 || o.Ino != 5 || ev.Comm != "worker" || ev.PID != 1000 {
 		t.Fatalf("open decoded as %+v %+v (fault %v)", ev, o, fault)
 	}
@@ -132,7 +132,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	}
 	for name, b := range cases {
 		var d decoder
-		var ev event.Kernel
+		var ev wire.Kernel
 		buf := make([]uint64, (len(b)+7)/8+1)
 		raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(b))
 		copy(raw, b)
@@ -148,7 +148,7 @@ func TestPathRebuiltFromComponents(t *testing.T) {
 	for _, c := range []struct {
 		raw   string
 		flags []vigilBPFVigilFlag
-		want  event.Bytes
+		want  wire.Bytes
 	}{
 		{"", nil, "/"},
 		{"b\x00a\x00", nil, "/a/b"},

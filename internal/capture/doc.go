@@ -1,7 +1,7 @@
 // Package capture records, at kernel level, what the tasks of one run do:
 // processes (fork, exec, failed exec, exit, cgroup moves), files (opens,
 // and every change to the file tree), sockets (connect, send with a
-// destination, bind, listen) and io_uring requests, as event.Kernel
+// destination, bind, listen) and io_uring requests, as wire.Kernel
 // records.
 //
 // A task belongs to the run by descent: the kernel side marks the task

@@ -5,32 +5,32 @@ import (
 	"fmt"
 	"slices"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Result is everything one capture observed, with the evidence that it is
 // complete.
 type Result struct {
-	Events []event.Kernel // sorted by Seq
+	Events []wire.Kernel // sorted by Seq
 	// Emitted counts, per kind, the records the kernel reserved, numbered
 	// and submitted.
-	Emitted map[event.Kind]uint64
+	Emitted map[wire.Kind]uint64
 	// Drops counts, per kind, events the kernel could not emit, whatever
 	// the cause; the maps below split it.
-	Drops map[event.Kind]uint64
+	Drops map[wire.Kind]uint64
 	// RingFull: the ring buffer had no room.
-	RingFull map[event.Kind]uint64
+	RingFull map[wire.Kind]uint64
 	// SlotsBusy: every record slot of the CPU was held by another task.
-	SlotsBusy map[event.Kind]uint64
+	SlotsBusy map[wire.Kind]uint64
 	// Late counts events of tracked tasks after the capture closed (tasks
 	// still alive outside the session cgroup when the run ended).
-	Late map[event.Kind]uint64
+	Late map[wire.Kind]uint64
 	// Untracked counts tasks the kernel could not mark as the run's (out
 	// of memory): their later events are missing.
 	Untracked uint64
 	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
 	// the capture does not decode.
-	Compat map[event.Kind]uint64
+	Compat map[wire.Kind]uint64
 	// LiveTasks is the number of tracked tasks still alive when the
 	// capture closed; 0 when every task of the run had exited.
 	LiveTasks    int64
@@ -105,7 +105,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		Untracked:     sumKinds(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
 		LiveTasks:     live,
 		Compat:        cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
-		Drops:         map[event.Kind]uint64{},
+		Drops:         map[wire.Kind]uint64{},
 		DecodeErrors:  st.decodeErrors,
 		ReadFaults:    st.faults,
 		Records:       st.records,
@@ -116,13 +116,13 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	if st.firstDecode != nil {
 		res.DecodeDetail = st.firstDecode.Error()
 	}
-	for _, k := range event.Kinds {
+	for _, k := range wire.Kinds {
 		res.Drops[k] = res.RingFull[k] + res.SlotsBusy[k] + res.Late[k]
 	}
 	// Records leave the ring in reservation order, which differs from
 	// sequence order only where two CPUs raced between reserving and
 	// numbering; the check spares the sort in the common case.
-	bySeq := func(a, b event.Kernel) int {
+	bySeq := func(a, b wire.Kernel) int {
 		switch {
 		case a.Seq < b.Seq:
 			return -1
@@ -175,7 +175,7 @@ func (c *Capture) programMisses() map[string]uint64 {
 	return out
 }
 
-func sumKinds(m map[event.Kind]uint64) uint64 {
+func sumKinds(m map[wire.Kind]uint64) uint64 {
 	var n uint64
 	for _, v := range m {
 		n += v

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // Ring records come from the kernel, but the decoder must not trust their
@@ -23,7 +22,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d decoder
-		var ev event.Kernel
+		var ev wire.Kernel
 		if _, err := d.decodeInto(&ev, b); err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
@@ -34,7 +33,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded event does not encode: %v", err)
 		}
-		if err := schema.Validate("kernel-event", data); err != nil {
+		if err := wire.Validate("kernel-event", data); err != nil {
 			t.Fatalf("decoded event is not a valid kernel event: %v\n%s", err, data)
 		}
 	})

@@ -1,38 +1,38 @@
 package capture
 
 import (
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // kindByIndex maps the kernel's kind numbers (enum vigil_kind, generated
 // from bpf/capture.h) to event kinds.
-var kindByIndex = map[vigilBPFVigilKind]event.Kind{
-	vigilBPFVigilKindVIGIL_KIND_EXEC:           event.KindExec,
-	vigilBPFVigilKindVIGIL_KIND_EXEC_FAILED:    event.KindExecFailed,
-	vigilBPFVigilKindVIGIL_KIND_FORK:           event.KindFork,
-	vigilBPFVigilKindVIGIL_KIND_EXIT:           event.KindExit,
-	vigilBPFVigilKindVIGIL_KIND_OPEN:           event.KindOpen,
-	vigilBPFVigilKindVIGIL_KIND_UNLINK:         event.KindUnlink,
-	vigilBPFVigilKindVIGIL_KIND_RMDIR:          event.KindRmdir,
-	vigilBPFVigilKindVIGIL_KIND_MKDIR:          event.KindMkdir,
-	vigilBPFVigilKindVIGIL_KIND_MKNOD:          event.KindMknod,
-	vigilBPFVigilKindVIGIL_KIND_RENAME:         event.KindRename,
-	vigilBPFVigilKindVIGIL_KIND_LINK:           event.KindLink,
-	vigilBPFVigilKindVIGIL_KIND_SYMLINK:        event.KindSymlink,
-	vigilBPFVigilKindVIGIL_KIND_CHMOD:          event.KindChmod,
-	vigilBPFVigilKindVIGIL_KIND_CHOWN:          event.KindChown,
-	vigilBPFVigilKindVIGIL_KIND_TRUNCATE:       event.KindTruncate,
-	vigilBPFVigilKindVIGIL_KIND_CONNECT:        event.KindConnect,
-	vigilBPFVigilKindVIGIL_KIND_SEND:           event.KindSend,
-	vigilBPFVigilKindVIGIL_KIND_BIND:           event.KindBind,
-	vigilBPFVigilKindVIGIL_KIND_LISTEN:         event.KindListen,
-	vigilBPFVigilKindVIGIL_KIND_CGROUP_MIGRATE: event.KindCgroupMigrate,
-	vigilBPFVigilKindVIGIL_KIND_IO_URING:       event.KindIOUring,
+var kindByIndex = map[vigilBPFVigilKind]wire.Kind{
+	vigilBPFVigilKindVIGIL_KIND_EXEC:           wire.KindExec,
+	vigilBPFVigilKindVIGIL_KIND_EXEC_FAILED:    wire.KindExecFailed,
+	vigilBPFVigilKindVIGIL_KIND_FORK:           wire.KindFork,
+	vigilBPFVigilKindVIGIL_KIND_EXIT:           wire.KindExit,
+	vigilBPFVigilKindVIGIL_KIND_OPEN:           wire.KindOpen,
+	vigilBPFVigilKindVIGIL_KIND_UNLINK:         wire.KindUnlink,
+	vigilBPFVigilKindVIGIL_KIND_RMDIR:          wire.KindRmdir,
+	vigilBPFVigilKindVIGIL_KIND_MKDIR:          wire.KindMkdir,
+	vigilBPFVigilKindVIGIL_KIND_MKNOD:          wire.KindMknod,
+	vigilBPFVigilKindVIGIL_KIND_RENAME:         wire.KindRename,
+	vigilBPFVigilKindVIGIL_KIND_LINK:           wire.KindLink,
+	vigilBPFVigilKindVIGIL_KIND_SYMLINK:        wire.KindSymlink,
+	vigilBPFVigilKindVIGIL_KIND_CHMOD:          wire.KindChmod,
+	vigilBPFVigilKindVIGIL_KIND_CHOWN:          wire.KindChown,
+	vigilBPFVigilKindVIGIL_KIND_TRUNCATE:       wire.KindTruncate,
+	vigilBPFVigilKindVIGIL_KIND_CONNECT:        wire.KindConnect,
+	vigilBPFVigilKindVIGIL_KIND_SEND:           wire.KindSend,
+	vigilBPFVigilKindVIGIL_KIND_BIND:           wire.KindBind,
+	vigilBPFVigilKindVIGIL_KIND_LISTEN:         wire.KindListen,
+	vigilBPFVigilKindVIGIL_KIND_CGROUP_MIGRATE: wire.KindCgroupMigrate,
+	vigilBPFVigilKindVIGIL_KIND_IO_URING:       wire.KindIOUring,
 }
 
 const numKinds = int(vigilBPFVigilKindVIGIL_NKINDS)
 
-func kindOf(i uint8) (event.Kind, bool) {
+func kindOf(i uint8) (wire.Kind, bool) {
 	k, ok := kindByIndex[vigilBPFVigilKind(i)]
 	return k, ok
 }

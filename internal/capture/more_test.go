@@ -10,15 +10,15 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // countOpens counts open events whose path starts with prefix, by access.
 func countOpens(r *Result, prefix string) map[string]int {
 	out := map[string]int{}
 	for _, ev := range r.Events {
-		if ev.Kind == event.KindOpen && strings.HasPrefix(string(ev.Open.Path()), prefix) {
+		if ev.Kind == wire.KindOpen && strings.HasPrefix(string(ev.Open.Path()), prefix) {
 			out[ev.Open.Access]++
 		}
 	}
@@ -38,13 +38,13 @@ func TestManyFilesNotDeduplicated(t *testing.T) {
 	r := finish(t, c, cg)
 	checkComplete(t, r)
 	got := countOpens(r, prefix)
-	if got[event.AccessWrite] != n || got[event.AccessRead] != n || len(got) != 2 {
+	if got[wire.AccessWrite] != n || got[wire.AccessRead] != n || len(got) != 2 {
 		t.Errorf("opens under %s by access = %v, want %d write and %d read", prefix, got, n, n)
 	}
 	// Each file was created once and read once: no two events alike.
 	seen := map[string]int{}
 	for _, ev := range r.Events {
-		if ev.Kind == event.KindOpen && strings.HasPrefix(string(ev.Open.Path()), prefix) {
+		if ev.Kind == wire.KindOpen && strings.HasPrefix(string(ev.Open.Path()), prefix) {
 			seen[string(ev.Open.Path())]++
 		}
 	}
@@ -73,7 +73,7 @@ func TestTinyRingCountsDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := finish(t, c, cg)
-	if r.Drops[event.KindOpen] == 0 || r.RingFull[event.KindOpen] == 0 {
+	if r.Drops[wire.KindOpen] == 0 || r.RingFull[wire.KindOpen] == 0 {
 		t.Errorf("drops = %v with a 4 KiB ring under 10,000 opens, want open drops", r.Drops)
 	}
 	if !r.DrainProven {
@@ -83,12 +83,12 @@ func TestTinyRingCountsDrops(t *testing.T) {
 		t.Errorf("read %d records (%d events), kernel emitted %d", r.Records, len(r.Events), totalEmitted(r))
 	}
 	opens := countOpens(r, dir)
-	seenPlusDropped := uint64(opens[event.AccessRead]+opens[event.AccessWrite]) + r.Drops[event.KindOpen]
+	seenPlusDropped := uint64(opens[wire.AccessRead]+opens[wire.AccessWrite]) + r.Drops[wire.KindOpen]
 	if seenPlusDropped < 10000 {
-		t.Errorf("captured %v + dropped %d opens < the 10000 performed", opens, r.Drops[event.KindOpen])
+		t.Errorf("captured %v + dropped %d opens < the 10000 performed", opens, r.Drops[wire.KindOpen])
 	}
 	for _, ev := range r.Events {
-		if ev.Kind == event.KindOpen && strings.HasPrefix(string(ev.Open.Path()), dir) && (ev.Open.File == nil || ev.Open.File.Truncated || len(ev.Open.Path()) < len(dir)+7) {
+		if ev.Kind == wire.KindOpen && strings.HasPrefix(string(ev.Open.Path()), dir) && (ev.Open.File == nil || ev.Open.File.Truncated || len(ev.Open.Path()) < len(dir)+7) {
 			t.Fatalf("long path mangled: %+v", ev.Open)
 		}
 	}
@@ -126,7 +126,7 @@ func TestIsolation(t *testing.T) {
 	} {
 		checkComplete(t, tc.r)
 		own := countOpens(tc.r, filepath.Join(dir, tc.own))
-		if own[event.AccessWrite] != n || own[event.AccessRead] != n {
+		if own[wire.AccessWrite] != n || own[wire.AccessRead] != n {
 			t.Errorf("capture %s: own opens %v, want %d+%d", name, own, n, n)
 		}
 		for _, foreign := range []string{tc.other, "outside"} {
@@ -166,20 +166,20 @@ func TestOpenat2AndConnect(t *testing.T) {
 	r := finish(t, c, cg)
 	checkComplete(t, r)
 
-	var o2 *event.Open
-	conns := map[string]*event.Net{}
+	var o2 *wire.Open
+	conns := map[string]*wire.Net{}
 	for _, ev := range r.Events {
-		if ev.Kind == event.KindOpen && string(ev.Open.Path()) == target {
+		if ev.Kind == wire.KindOpen && string(ev.Open.Path()) == target {
 			o2 = ev.Open
 		}
-		if ev.Kind == event.KindConnect {
+		if ev.Kind == wire.KindConnect {
 			conns[ev.Net.Family] = ev.Net
 		}
 	}
 	if o2 == nil {
 		t.Fatalf("no open event for %s", target)
 	}
-	if o2.Syscall != "openat2" || o2.Access != event.AccessWrite || !o2.Create || o2.Truncate || o2.Mode != 0o640 || o2.Ret < 0 || o2.Dirfd != -100 {
+	if o2.Syscall != "openat2" || o2.Access != wire.AccessWrite || !o2.Create || o2.Truncate || o2.Mode != 0o640 || o2.Ret < 0 || o2.Dirfd != -100 {
 		t.Errorf("openat2 event = %+v", *o2)
 	}
 	const econnrefused, enoent = -111, -2
@@ -268,18 +268,18 @@ func TestStringLimits(t *testing.T) {
 	for _, ev := range r.Events {
 		o := ev.Open
 		switch {
-		case ev.Kind == event.KindOpen && string(o.Name.Requested) == exact && o.Ret >= 0:
+		case ev.Kind == wire.KindOpen && string(o.Name.Requested) == exact && o.Ret >= 0:
 			gotExact = true
 			// root + the name is longer than the capture keeps.
 			if o.Name.Truncated || o.File == nil || !o.File.Truncated || !strings.HasSuffix(string(o.File.Path), exact[len(exact)-300:]) {
 				t.Errorf("open of a %d-byte name: %+v", len(exact), o)
 			}
-		case ev.Kind == event.KindOpen && o.Ret == -int64(unix.ENAMETOOLONG):
+		case ev.Kind == wire.KindOpen && o.Ret == -int64(unix.ENAMETOOLONG):
 			gotLong = true
 			if !o.Name.Truncated || len(o.Name.Requested) != 4096 || !strings.HasPrefix(tooLong, string(o.Name.Requested)) {
 				t.Errorf("open of a %d-byte name not flagged truncated, or not its first 4096 bytes: truncated=%v len=%d", len(tooLong), o.Name.Truncated, len(o.Name.Requested))
 			}
-		case ev.Kind == event.KindExec && ev.Exec.File.Path == "/usr/bin/true":
+		case ev.Kind == wire.KindExec && ev.Exec.File.Path == "/usr/bin/true":
 			gotExec = true
 			if !ev.Exec.ArgvTruncated || len(ev.Exec.Argv) != 1 || len(ev.Exec.Argv[0]) != 4096 || ev.Exec.Argc != 1 {
 				t.Errorf("argv of 5000 bytes: truncated=%v argc=%d, %d args, first %d bytes", ev.Exec.ArgvTruncated, ev.Exec.Argc, len(ev.Exec.Argv), len(ev.Exec.Argv[0]))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/ringbuf"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // drainPoll bounds each wait for the producer's wakeup during the drain, so
@@ -79,8 +79,8 @@ func (s *readerState) handle(raw []byte) {
 // eventStore appends events in chunks, so a growing capture never copies
 // what it already holds; all copies them once into one slice.
 type eventStore struct {
-	full []([]event.Kernel)
-	cur  []event.Kernel
+	full []([]wire.Kernel)
+	cur  []wire.Kernel
 	n    int
 }
 
@@ -90,12 +90,12 @@ const (
 )
 
 // next returns a fresh slot for one more event.
-func (s *eventStore) next() *event.Kernel {
+func (s *eventStore) next() *wire.Kernel {
 	if len(s.cur) == cap(s.cur) {
 		if s.cur != nil {
 			s.full = append(s.full, s.cur)
 		}
-		s.cur = make([]event.Kernel, 0, min(max(2*cap(s.cur), firstChunk), maxChunk))
+		s.cur = make([]wire.Kernel, 0, min(max(2*cap(s.cur), firstChunk), maxChunk))
 	}
 	s.cur = s.cur[:len(s.cur)+1]
 	s.n++
@@ -108,8 +108,8 @@ func (s *eventStore) drop() {
 	s.n--
 }
 
-func (s *eventStore) all() []event.Kernel {
-	out := make([]event.Kernel, 0, s.n)
+func (s *eventStore) all() []wire.Kernel {
+	out := make([]wire.Kernel, 0, s.n)
 	for _, c := range s.full {
 		out = append(out, c...)
 	}

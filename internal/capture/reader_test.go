@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // TestReaderReusesNothingVisible decodes many records through one reader,
@@ -34,10 +34,10 @@ func TestReaderReusesNothingVisible(t *testing.T) {
 	if len(evs) != n || s.records != n+1 || s.decodeErrors != 1 {
 		t.Fatalf("got %d events from %d records with %d decode errors (first: %v)", len(evs), s.records, s.decodeErrors, s.firstDecode)
 	}
-	opens := map[*event.Open]bool{}
+	opens := map[*wire.Open]bool{}
 	for i, ev := range evs {
 		want := fmt.Sprintf("/tmp/file-%d-%s", i, string(make([]byte, i%300)))
-		if ev.Kind != event.KindOpen || string(ev.Open.Name.Requested) != want || ev.Open.Dirfd != int32(i) || ev.Comm != "worker" {
+		if ev.Kind != wire.KindOpen || string(ev.Open.Name.Requested) != want || ev.Open.Dirfd != int32(i) || ev.Comm != "worker" {
 			t.Fatalf("event %d: %+v %+v", i, ev, ev.Open)
 		}
 		if opens[ev.Open] {

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // runHelperIn runs a helper mode in a fresh test cgroup under a capture
@@ -36,8 +36,8 @@ func runHelperIn(t *testing.T, mode string, args ...string) (string, *Result, *C
 	return string(out), r, c
 }
 
-func eventsOf(r *Result, kind event.Kind) []event.Kernel {
-	var out []event.Kernel
+func eventsOf(r *Result, kind wire.Kind) []wire.Kernel {
+	var out []wire.Kernel
 	for _, e := range r.Events {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -63,7 +63,7 @@ func TestTOCTOUOpenRecordsTheOpenedFile(t *testing.T) {
 	tid, _ := strconv.Atoi(f[0])
 	fd, _ := strconv.Atoi(f[1])
 	var found bool
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		if e.TID != uint32(tid) {
 			continue
 		}
@@ -102,7 +102,7 @@ func TestRacingNameNeverMisrecorded(t *testing.T) {
 	truth := lines[1:]
 	var got []string
 	requestedDiffers := 0
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		if e.TID != uint32(tid) || e.Open.File == nil || !strings.HasPrefix(string(e.Open.File.Path), dir) {
 			continue
 		}
@@ -138,13 +138,13 @@ func TestRacingSockaddrNeverMisrecorded(t *testing.T) {
 	truth := lines[1:]
 	var got []string
 	interrupted := 0
-	for _, e := range eventsOf(r, event.KindConnect) {
+	for _, e := range eventsOf(r, wire.KindConnect) {
 		if e.TID != uint32(tid) {
 			continue
 		}
 		// A signal (the Go runtime's preemption) can interrupt a connect;
 		// the kernel runs it again and that run is recorded too.
-		if event.Interrupted(e.Net.Ret) {
+		if wire.Interrupted(e.Net.Ret) {
 			if e.Net.AddrFrom != "caller" {
 				t.Fatalf("interrupted connect recorded as %+v, want its address labelled as the caller's", e.Net)
 			}
@@ -175,11 +175,11 @@ func TestLegacyOpenAndCreat(t *testing.T) {
 	dir := t.TempDir()
 	_, r, _ := runHelperIn(t, "legacy-open", dir)
 	want := map[string]string{filepath.Join(dir, "via-open"): "open", filepath.Join(dir, "via-creat"): "creat"}
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		if e.Open.File == nil {
 			continue
 		}
-		if sc, ok := want[string(e.Open.File.Path)]; ok && e.Open.Syscall == sc && e.Open.Create && e.Open.Access == event.AccessWrite {
+		if sc, ok := want[string(e.Open.File.Path)]; ok && e.Open.Syscall == sc && e.Open.Create && e.Open.Access == wire.AccessWrite {
 			delete(want, string(e.Open.File.Path))
 		}
 	}
@@ -199,9 +199,9 @@ func TestIOUringOpen(t *testing.T) {
 		t.Fatalf("helper did not open the target twice: %q", out)
 	}
 	var opens, byWorker int
-	for _, e := range eventsOf(r, event.KindIOUring) {
+	for _, e := range eventsOf(r, wire.KindIOUring) {
 		u := e.IOUring
-		if u.Op == "openat" && u.Res >= 0 && u.File != nil && string(u.File.Path) == target && u.Access == event.AccessRead {
+		if u.Op == "openat" && u.Res >= 0 && u.File != nil && string(u.File.Path) == target && u.Access == wire.AccessRead {
 			opens++
 			if e.IOWorker {
 				byWorker++
@@ -213,7 +213,7 @@ func TestIOUringOpen(t *testing.T) {
 	}
 	// The worker was reported as a task of the run.
 	var workerFork bool
-	for _, e := range eventsOf(r, event.KindFork) {
+	for _, e := range eventsOf(r, wire.KindFork) {
 		workerFork = workerFork || e.Fork.IOWorker
 	}
 	if !workerFork {
@@ -236,7 +236,7 @@ func TestSendWithDestination(t *testing.T) {
 		"sendto inet6 ::1 " + strconv.Itoa(port+3) + " dgram":       false,
 		"sendto inet 127.0.0.1 " + strconv.Itoa(port) + " stream":   false,
 	}
-	for _, e := range eventsOf(r, event.KindSend) {
+	for _, e := range eventsOf(r, wire.KindSend) {
 		n := e.Net
 		k := strings.Join([]string{n.Syscall, n.Family, string(n.Addr), strconv.Itoa(int(n.Port)), n.SockType}, " ")
 		if _, ok := want[k]; ok {
@@ -257,15 +257,15 @@ func TestFileMutations(t *testing.T) {
 	dir := t.TempDir()
 	_, r, _ := runHelperIn(t, "mutate", dir)
 	type op struct {
-		kind event.Kind
+		kind wire.Kind
 		path string
 	}
 	j := func(n string) string { return filepath.Join(dir, n) }
 	want := map[op]bool{
-		{event.KindMkdir, j("d")}: false, {event.KindChmod, j("f")}: false, {event.KindChown, j("f")}: false,
-		{event.KindLink, j("f")}: false, {event.KindSymlink, j("soft")}: false, {event.KindRename, j("f")}: false,
-		{event.KindTruncate, j("d/g")}: false, {event.KindMknod, j("fifo")}: false, {event.KindUnlink, j("hard")}: false,
-		{event.KindUnlink, j("soft")}: false, {event.KindUnlink, j("d/g")}: false, {event.KindRmdir, j("d")}: false,
+		{wire.KindMkdir, j("d")}: false, {wire.KindChmod, j("f")}: false, {wire.KindChown, j("f")}: false,
+		{wire.KindLink, j("f")}: false, {wire.KindSymlink, j("soft")}: false, {wire.KindRename, j("f")}: false,
+		{wire.KindTruncate, j("d/g")}: false, {wire.KindMknod, j("fifo")}: false, {wire.KindUnlink, j("hard")}: false,
+		{wire.KindUnlink, j("soft")}: false, {wire.KindUnlink, j("d/g")}: false, {wire.KindRmdir, j("d")}: false,
 	}
 	var renameTo, linkTo, symTarget string
 	var fdChmod, fdChown, fdTrunc, refused bool
@@ -274,7 +274,7 @@ func TestFileMutations(t *testing.T) {
 		if f == nil {
 			continue
 		}
-		if f.Ret == -int64(unix.ENOENT) && e.Kind == event.KindUnlink && string(f.ObjectPath()) == j("never-there") {
+		if f.Ret == -int64(unix.ENOENT) && e.Kind == wire.KindUnlink && string(f.ObjectPath()) == j("never-there") {
 			refused = true
 			continue
 		}
@@ -282,7 +282,7 @@ func TestFileMutations(t *testing.T) {
 			t.Errorf("%s %s failed: %d", e.Kind, f.ObjectPath(), f.Ret)
 		}
 		p := string(f.ObjectPath())
-		if e.Kind == event.KindSymlink && f.NewName != nil {
+		if e.Kind == wire.KindSymlink && f.NewName != nil {
 			p = string(f.NewName.Path())
 			if f.Target != nil {
 				symTarget = string(*f.Target)
@@ -290,17 +290,17 @@ func TestFileMutations(t *testing.T) {
 		}
 		want[op{e.Kind, p}] = true
 		switch {
-		case e.Kind == event.KindRename && f.NewName != nil:
+		case e.Kind == wire.KindRename && f.NewName != nil:
 			renameTo = string(f.NewName.Path())
-		case e.Kind == event.KindLink && f.NewName != nil:
+		case e.Kind == wire.KindLink && f.NewName != nil:
 			linkTo = string(f.NewName.Path())
-		case e.Kind == event.KindChmod && f.File != nil && string(f.File.Path) == j("d/g"):
+		case e.Kind == wire.KindChmod && f.File != nil && string(f.File.Path) == j("d/g"):
 			fdChmod = f.Mode != nil && *f.Mode == 0o640
-		case e.Kind == event.KindChown && f.File != nil && string(f.File.Path) == j("d/g"):
+		case e.Kind == wire.KindChown && f.File != nil && string(f.File.Path) == j("d/g"):
 			fdChown = f.UID != nil && *f.UID == 0
-		case e.Kind == event.KindTruncate && f.File != nil && string(f.File.Path) == j("d/g"):
+		case e.Kind == wire.KindTruncate && f.File != nil && string(f.File.Path) == j("d/g"):
 			fdTrunc = f.Length != nil && *f.Length == 1
-		case e.Kind == event.KindChmod && p == j("f"):
+		case e.Kind == wire.KindChmod && p == j("f"):
 			if f.Mode == nil || *f.Mode != 0o600 {
 				t.Errorf("chmod mode %v, want 0600", f.Mode)
 			}
@@ -327,7 +327,7 @@ func TestFailedExec(t *testing.T) {
 	dir := t.TempDir()
 	_, r, _ := runHelperIn(t, "exec-fail", dir)
 	want := map[string]int64{filepath.Join(dir, "missing"): -int64(unix.ENOENT), filepath.Join(dir, "not-executable"): -int64(unix.EACCES)}
-	for _, e := range eventsOf(r, event.KindExecFailed) {
+	for _, e := range eventsOf(r, wire.KindExecFailed) {
 		x := e.ExecFailed
 		if errno, ok := want[string(x.Name.Path())]; ok && errno == x.Ret && x.Syscall == "execve" {
 			delete(want, string(x.Name.Path()))
@@ -344,7 +344,7 @@ func TestRelativeNamesResolved(t *testing.T) {
 	_, r, _ := runHelperIn(t, "relative", dir)
 	sub := filepath.Join(dir, "sub")
 	var dirfd, cwd, failed bool
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		o := e.Open
 		switch {
 		case o.Name.Requested == "by-dirfd" && o.File != nil:
@@ -364,13 +364,13 @@ func TestRelativeNamesResolved(t *testing.T) {
 // A program run from a memfd is named as such.
 func TestMemfdExecNamed(t *testing.T) {
 	_, r, _ := runHelperIn(t, "memfd-exec")
-	for _, e := range eventsOf(r, event.KindExec) {
+	for _, e := range eventsOf(r, wire.KindExec) {
 		x := e.Exec
 		if x.Via == "fd" && x.File.Detached && string(x.File.Path) == "memfd:payload" && strings.HasPrefix(string(x.Filename), "/dev/fd/") {
 			return
 		}
 	}
-	t.Fatalf("no exec from the memfd recorded: %v", eventsOf(r, event.KindExec))
+	t.Fatalf("no exec from the memfd recorded: %v", eventsOf(r, wire.KindExec))
 }
 
 // A task that leaves the session cgroup and comes back is captured while
@@ -390,11 +390,11 @@ func TestCgroupRoundTripCaptured(t *testing.T) {
 	var outsideID uint64
 	for _, e := range r.Events {
 		switch {
-		case e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.DefaultHierarchy && !e.Migrate.IntoSession:
+		case e.Kind == wire.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.DefaultHierarchy && !e.Migrate.IntoSession:
 			out, outsideID = true, e.Migrate.DstCgroupID
-		case e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.IntoSession:
+		case e.Kind == wire.KindCgroupMigrate && e.Migrate.WasTracked && e.Migrate.IntoSession:
 			back = out
-		case e.Kind == event.KindOpen && e.Open.File != nil && string(e.Open.File.Path) == marker:
+		case e.Kind == wire.KindOpen && e.Open.File != nil && string(e.Open.File.Path) == marker:
 			wrote = out && !back && e.CgroupID == outsideID && e.Open.Create
 		}
 	}
@@ -431,7 +431,7 @@ func TestLiveTaskOutsideIsCounted(t *testing.T) {
 		t.Errorf("live tasks at close = %d, want >= 1", r.LiveTasks)
 	}
 	var wrote bool
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		wrote = wrote || e.Open.File != nil && string(e.Open.File.Path) == marker
 	}
 	if !wrote {
@@ -443,13 +443,13 @@ func TestLiveTaskOutsideIsCounted(t *testing.T) {
 func TestNonUTF8NamesDistinct(t *testing.T) {
 	dir := t.TempDir()
 	_, r, _ := runHelperIn(t, "nonutf8", dir)
-	seen := map[event.Bytes]bool{}
-	for _, e := range eventsOf(r, event.KindOpen) {
+	seen := map[wire.Bytes]bool{}
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		if e.Open.File != nil && strings.HasPrefix(string(e.Open.File.Path), dir) {
 			seen[e.Open.File.Path] = true
 		}
 	}
-	a, b := event.Bytes(filepath.Join(dir, "name-\xff")), event.Bytes(filepath.Join(dir, "name-\xfe"))
+	a, b := wire.Bytes(filepath.Join(dir, "name-\xff")), wire.Bytes(filepath.Join(dir, "name-\xfe"))
 	if !seen[a] || !seen[b] {
 		t.Fatalf("names seen: %v", seen)
 	}
@@ -464,8 +464,8 @@ func TestBindAndListen(t *testing.T) {
 		if e.Net == nil || e.Net.Addr != "127.0.0.1" || int(e.Net.Port) != port || e.Net.AddrFrom != "socket" || e.Net.Ret != 0 {
 			continue
 		}
-		bind = bind || e.Kind == event.KindBind
-		listen = listen || e.Kind == event.KindListen
+		bind = bind || e.Kind == wire.KindBind
+		listen = listen || e.Kind == wire.KindListen
 	}
 	if !bind || !listen {
 		t.Fatalf("port %d: bind %v, listen %v", port, bind, listen)
@@ -484,7 +484,7 @@ func TestSymlinkResolved(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, r, _ := runHelperIn(t, "open-nofollow", link)
-	for _, e := range eventsOf(r, event.KindOpen) {
+	for _, e := range eventsOf(r, wire.KindOpen) {
 		if string(e.Open.Name.Requested) == link {
 			if e.Open.File == nil || string(e.Open.File.Path) != target {
 				t.Fatalf("open of %s recorded the file as %+v, want %s", link, e.Open.File, target)
@@ -499,12 +499,12 @@ func TestSymlinkResolved(t *testing.T) {
 // kernel hands the leader's id to the thread.
 func TestExecFromThread(t *testing.T) {
 	_, r, _ := runHelperIn(t, "thread-execve")
-	for _, e := range eventsOf(r, event.KindExec) {
+	for _, e := range eventsOf(r, wire.KindExec) {
 		if e.Exec.File.Path == "/usr/bin/true" && e.Exec.OldTID != 0 && e.Exec.OldTID != e.TID {
 			return
 		}
 	}
-	t.Fatalf("no exec from a non-leader thread recorded with its old tid: %v", eventsOf(r, event.KindExec))
+	t.Fatalf("no exec from a non-leader thread recorded with its old tid: %v", eventsOf(r, wire.KindExec))
 }
 
 // 32-bit syscalls (int 0x80 from a 64-bit program) are not decoded, but
@@ -561,7 +561,7 @@ int main(void) {
 	if err != nil {
 		t.Fatalf("compat program: %v", err)
 	}
-	if r.Compat[event.KindOpen] != 1 || r.Compat[event.KindUnlink] != 1 {
+	if r.Compat[wire.KindOpen] != 1 || r.Compat[wire.KindUnlink] != 1 {
 		t.Fatalf("compat counts %v, want open 1 and unlink 1", r.Compat)
 	}
 	for _, e := range r.Events {

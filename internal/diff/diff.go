@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Schema is the schema id of vigil diff --json output.
@@ -164,7 +164,7 @@ func side(in Input) Side {
 }
 
 func incomplete(s Side) bool {
-	return s.KernelLayer != evidence.LayerComplete || s.CgroupCorrelation != evidence.CorrelationClean
+	return s.KernelLayer != wire.LayerComplete || s.CgroupCorrelation != wire.CorrelationClean
 }
 
 func healthChanges(a, b *evidence.Bundle) []Change {
@@ -183,7 +183,7 @@ func healthChanges(a, b *evidence.Bundle) []Change {
 	return out
 }
 
-func outcome(r evidence.Run) string {
+func outcome(r wire.Run) string {
 	if r.Signal != 0 {
 		return fmt.Sprintf("signal %d", r.Signal)
 	}
@@ -191,7 +191,7 @@ func outcome(r evidence.Run) string {
 }
 
 // coverageText lists the classes covered by an attached hook.
-func coverageText(c evidence.Coverage) string {
+func coverageText(c wire.Coverage) string {
 	var on []string
 	for _, cl := range c.Covered {
 		if cl.Attached {
@@ -210,7 +210,7 @@ type namedList struct {
 
 // surfaceLists names the surface's lists as in capability-surface.json.
 func surfaceLists(s evidence.CapabilitySurface) []namedList {
-	paths := func(ps []event.Bytes) []string {
+	paths := func(ps []wire.Bytes) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {
 			out[i] = string(p)
@@ -328,7 +328,7 @@ func calls(b *evidence.Bundle) map[string]keyedCall {
 	for _, tc := range tcs {
 		ordinal[tc.ToolName]++
 		key := tc.ToolName + "#" + strconv.Itoa(ordinal[tc.ToolName])
-		status := tc.Status
+		status := string(tc.Status)
 		if !tc.Completed {
 			status = "not completed"
 		}

@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 func TestNormalizerObject(t *testing.T) {
@@ -46,14 +45,14 @@ func TestNormalizerObject(t *testing.T) {
 }
 
 // bundleWith is the fixture run with extra events appended.
-func bundleWith(t *testing.T, n, calls int, runID string, extra ...event.Kernel) *evidence.Bundle {
+func bundleWith(t *testing.T, n, calls int, runID string, extra ...wire.Kernel) *evidence.Bundle {
 	t.Helper()
 	return evidencetest.WithExtra(n, calls, runID, extra...)
 }
 
-func readOf(p string) event.Kernel {
-	return event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, File: &event.ResolvedPath{Path: event.Bytes(p)},
-		Name: event.Name{Requested: event.Bytes(p)}, Ret: 3, Access: event.AccessRead}}
+func readOf(p string) wire.Kernel {
+	return wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100, File: &wire.ResolvedPath{Path: wire.Bytes(p)},
+		Name: wire.Name{Requested: wire.Bytes(p)}, Ret: 3, Access: wire.AccessRead}}
 }
 
 func TestCompareItselfIsEqual(t *testing.T) {
@@ -103,7 +102,7 @@ func TestCompareFindsNewFileAndCountChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("diff", data); err != nil {
+	if err := wire.Validate("diff", data); err != nil {
 		t.Fatalf("diff JSON against its schema: %v\n%s", err, data)
 	}
 }
@@ -111,7 +110,7 @@ func TestCompareFindsNewFileAndCountChange(t *testing.T) {
 func TestComparePartialRecordShownFirst(t *testing.T) {
 	a := evidencetest.Bundle(20, 0)
 	b := evidencetest.Bundle(20, 0)
-	b.Health.KernelLayer.Status = evidence.LayerPartial
+	b.Health.KernelLayer.Status = wire.LayerPartial
 	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
 	if !r.Incomplete || r.Equal || len(r.Health) != 1 || r.Health[0].Field != "kernel_layer" {
 		t.Fatalf("%+v", r)
@@ -146,9 +145,9 @@ func TestCompareToolCalls(t *testing.T) {
 }
 
 func TestCompareRenamesNormalizeBothSides(t *testing.T) {
-	ren := func(from, to string) event.Kernel {
-		return event.Kernel{Kind: event.KindRename, FileOp: &event.FileOp{Syscall: "rename",
-			Name: &event.Name{Requested: event.Bytes(from)}, NewName: &event.Name{Requested: event.Bytes(to)}}}
+	ren := func(from, to string) wire.Kernel {
+		return wire.Kernel{Kind: wire.KindRename, FileOp: &wire.FileOp{Syscall: "rename",
+			Name: &wire.Name{Requested: wire.Bytes(from)}, NewName: &wire.Name{Requested: wire.Bytes(to)}}}
 	}
 	a := bundleWith(t, 20, 0, "aaaaaaaaaaaaaaaa", ren("/tmp/x-11111", "/data/out-2024"))
 	b := bundleWith(t, 20, 0, "bbbbbbbbbbbbbbbb", ren("/tmp/x-22222", "/data/out-2025"))

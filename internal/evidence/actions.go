@@ -3,7 +3,7 @@ package evidence
 import (
 	"strconv"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Op is what a run did to an object, in the terms the capability surface,
@@ -42,22 +42,22 @@ func (op Op) IsNetwork() bool {
 
 // OpKinds are the kernel event kinds an Op can come from; a record that
 // does not cover one of them cannot show every action of that Op.
-var OpKinds = map[Op][]event.Kind{
-	OpRead:     {event.KindOpen, event.KindIOUring},
-	OpWrite:    {event.KindOpen, event.KindIOUring},
-	OpCreate:   {event.KindOpen, event.KindMknod},
-	OpDelete:   {event.KindUnlink, event.KindRmdir},
-	OpMkdir:    {event.KindMkdir},
-	OpRename:   {event.KindRename},
-	OpLink:     {event.KindLink, event.KindSymlink},
-	OpChmod:    {event.KindChmod},
-	OpChown:    {event.KindChown},
-	OpTruncate: {event.KindTruncate},
-	OpExec:     {event.KindExec, event.KindExecFailed},
-	OpConnect:  {event.KindConnect},
-	OpSend:     {event.KindSend},
-	OpBind:     {event.KindBind},
-	OpListen:   {event.KindListen},
+var OpKinds = map[Op][]wire.Kind{
+	OpRead:     {wire.KindOpen, wire.KindIOUring},
+	OpWrite:    {wire.KindOpen, wire.KindIOUring},
+	OpCreate:   {wire.KindOpen, wire.KindMknod},
+	OpDelete:   {wire.KindUnlink, wire.KindRmdir},
+	OpMkdir:    {wire.KindMkdir},
+	OpRename:   {wire.KindRename},
+	OpLink:     {wire.KindLink, wire.KindSymlink},
+	OpChmod:    {wire.KindChmod},
+	OpChown:    {wire.KindChown},
+	OpTruncate: {wire.KindTruncate},
+	OpExec:     {wire.KindExec, wire.KindExecFailed},
+	OpConnect:  {wire.KindConnect},
+	OpSend:     {wire.KindSend},
+	OpBind:     {wire.KindBind},
+	OpListen:   {wire.KindListen},
 }
 
 // Action is one thing a kernel event says the run did.
@@ -66,9 +66,9 @@ type Action struct {
 	// Path is the object of a file operation or exec: the kernel's
 	// resolved path where it resolved one, otherwise the name joined to
 	// the directory the kernel resolved it against; lexically cleaned.
-	Path event.Bytes
+	Path wire.Bytes
 	// To is a rename's new name.
-	To event.Bytes
+	To wire.Bytes
 	// Endpoint is the address of a network operation.
 	Endpoint Endpoint
 	// Failed: the call returned an error (or, for a send, a negative
@@ -109,17 +109,17 @@ func (e Endpoint) String() string {
 const einprogress = -115
 
 // kindOp is the Op of the kinds that map to one Op by kind alone.
-var kindOp = map[event.Kind]Op{
-	event.KindUnlink: OpDelete, event.KindRmdir: OpDelete, event.KindMkdir: OpMkdir,
-	event.KindMknod: OpCreate, event.KindChmod: OpChmod, event.KindChown: OpChown,
-	event.KindTruncate: OpTruncate, event.KindConnect: OpConnect, event.KindSend: OpSend,
-	event.KindBind: OpBind, event.KindListen: OpListen,
+var kindOp = map[wire.Kind]Op{
+	wire.KindUnlink: OpDelete, wire.KindRmdir: OpDelete, wire.KindMkdir: OpMkdir,
+	wire.KindMknod: OpCreate, wire.KindChmod: OpChmod, wire.KindChown: OpChown,
+	wire.KindTruncate: OpTruncate, wire.KindConnect: OpConnect, wire.KindSend: OpSend,
+	wire.KindBind: OpBind, wire.KindListen: OpListen,
 }
 
 // Actions appends to out what e says the run did. Events that are no
 // action on an object (fork, exit, cgroup moves, io_uring completions other
 // than opens) append nothing.
-func Actions(e *event.Kernel, out []Action) []Action {
+func Actions(e *wire.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
 		o := e.Open
@@ -139,12 +139,12 @@ func Actions(e *event.Kernel, out []Action) []Action {
 		f := e.FileOp
 		a := Action{Op: kindOp[e.Kind], Path: objectPath(f), Failed: f.Ret < 0}
 		switch e.Kind {
-		case event.KindRename:
+		case wire.KindRename:
 			if f.NewName == nil {
 				return out
 			}
 			a.Op, a.To = OpRename, namePath(*f.NewName)
-		case event.KindLink, event.KindSymlink:
+		case wire.KindLink, wire.KindSymlink:
 			if f.NewName == nil {
 				return out
 			}
@@ -168,11 +168,11 @@ func Actions(e *event.Kernel, out []Action) []Action {
 	return out
 }
 
-func appendOpen(out []Action, p event.Bytes, failed bool, access string, create, truncate, appendMode bool) []Action {
-	if access == event.AccessRead || access == event.AccessReadWrite {
+func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, truncate, appendMode bool) []Action {
+	if access == wire.AccessRead || access == wire.AccessReadWrite {
 		out = append(out, Action{Op: OpRead, Path: p, Failed: failed})
 	}
-	if access == event.AccessWrite || access == event.AccessReadWrite || create || truncate || appendMode {
+	if access == wire.AccessWrite || access == wire.AccessReadWrite || create || truncate || appendMode {
 		out = append(out, Action{Op: OpWrite, Path: p, Failed: failed})
 	}
 	if create {

@@ -3,34 +3,34 @@ package evidence
 import (
 	"testing"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 func TestActions(t *testing.T) {
-	name := func(s string) *event.Name { return &event.Name{Requested: event.Bytes(s)} }
-	net := func(kind event.Kind, ret int64) event.Kernel {
-		return event.Kernel{Kind: kind, Net: &event.Net{Family: "inet", Addr: "10.0.0.1", Port: 53, Ret: ret}}
+	name := func(s string) *wire.Name { return &wire.Name{Requested: wire.Bytes(s)} }
+	net := func(kind wire.Kind, ret int64) wire.Kernel {
+		return wire.Kernel{Kind: kind, Net: &wire.Net{Family: "inet", Addr: "10.0.0.1", Port: 53, Ret: ret}}
 	}
 	cases := []struct {
-		e    event.Kernel
+		e    wire.Kernel
 		want []Action
 	}{
-		{event.Kernel{Kind: event.KindOpen, Open: &event.Open{File: &event.ResolvedPath{Path: "/f"}, Access: event.AccessReadWrite, Create: true, Ret: 3}},
+		{wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{File: &wire.ResolvedPath{Path: "/f"}, Access: wire.AccessReadWrite, Create: true, Ret: 3}},
 			[]Action{{Op: OpRead, Path: "/f"}, {Op: OpWrite, Path: "/f"}, {Op: OpCreate, Path: "/f"}}},
-		{event.Kernel{Kind: event.KindOpen, Open: &event.Open{Name: event.Name{Requested: "/x/../g"}, Access: event.AccessRead, Ret: -2}},
+		{wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Name: wire.Name{Requested: "/x/../g"}, Access: wire.AccessRead, Ret: -2}},
 			[]Action{{Op: OpRead, Path: "/g", Failed: true}}},
-		{event.Kernel{Kind: event.KindRename, FileOp: &event.FileOp{Name: name("/a"), NewName: name("/b/./c")}},
+		{wire.Kernel{Kind: wire.KindRename, FileOp: &wire.FileOp{Name: name("/a"), NewName: name("/b/./c")}},
 			[]Action{{Op: OpRename, Path: "/a", To: "/b/c"}}},
-		{event.Kernel{Kind: event.KindSymlink, FileOp: &event.FileOp{NewName: name("/l"), Target: ptr(event.Bytes("t"))}},
+		{wire.Kernel{Kind: wire.KindSymlink, FileOp: &wire.FileOp{NewName: name("/l"), Target: ptr(wire.Bytes("t"))}},
 			[]Action{{Op: OpLink, Path: "/l"}}},
-		{event.Kernel{Kind: event.KindChown, FileOp: &event.FileOp{File: &event.ResolvedPath{Path: "/o"}, Ret: -1}},
+		{wire.Kernel{Kind: wire.KindChown, FileOp: &wire.FileOp{File: &wire.ResolvedPath{Path: "/o"}, Ret: -1}},
 			[]Action{{Op: OpChown, Path: "/o", Failed: true}}},
-		{event.Kernel{Kind: event.KindExecFailed, ExecFailed: &event.ExecFailed{Name: event.Name{Requested: "/nope"}, Ret: -2}},
+		{wire.Kernel{Kind: wire.KindExecFailed, ExecFailed: &wire.ExecFailed{Name: wire.Name{Requested: "/nope"}, Ret: -2}},
 			[]Action{{Op: OpExec, Path: "/nope", Failed: true}}},
-		{net(event.KindConnect, -115), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}}}},
-		{net(event.KindConnect, -111), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
-		{net(event.KindSend, -1), []Action{{Op: OpSend, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
-		{event.Kernel{Kind: event.KindFork, Fork: &event.Fork{}}, nil},
+		{net(wire.KindConnect, -115), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}}}},
+		{net(wire.KindConnect, -111), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
+		{net(wire.KindSend, -1), []Action{{Op: OpSend, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
+		{wire.Kernel{Kind: wire.KindFork, Fork: &wire.Fork{}}, nil},
 	}
 	for i, c := range cases {
 		got := Actions(&c.e, nil)
@@ -52,9 +52,9 @@ func TestActions(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestEventSetEvents(t *testing.T) {
-	var k []event.Kernel
+	var k []wire.Kernel
 	for _, q := range []uint64{0, 1, 2, 4, 5, 7, 9} {
-		k = append(k, event.Kernel{Seq: q})
+		k = append(k, wire.Kernel{Seq: q})
 	}
 	s := EventSet{Total: 5, SeqRanges: [][2]uint64{{1, 2}, {4, 6}, {9, 9}}}
 	var got []uint64

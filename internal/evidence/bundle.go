@@ -6,17 +6,17 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Bundle is everything one archive holds, decoded.
 type Bundle struct {
-	Run         Run
-	Kernel      []event.Kernel // sorted by Seq
-	SDK         []event.SDK    // nil when the workload reported nothing
+	Run         wire.Run
+	Kernel      []wire.Kernel // sorted by Seq
+	SDK         []wire.SDK    // nil when the workload reported nothing
 	Surface     CapabilitySurface
 	Correlation *CorrelationReport // nil when no SDK layer
-	Health      Health
+	Health      wire.Health
 }
 
 // Assemble builds a complete, self-consistent Bundle from what the runner
@@ -25,13 +25,13 @@ type Bundle struct {
 // health input (the caller's values for those are replaced), the capability surface and,
 // when there are SDK events, the correlation report. Every document gets
 // run.RunID.
-func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *Bundle {
+func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput) *Bundle {
 	if run.Schema == "" {
-		run.Schema = RunSchema
+		run.Schema = wire.RunSchema
 	}
 	run.EnvNames = envNames(run.EnvNames)
-	k := append([]event.Kernel(nil), kernel...)
-	bySeq := func(a, b event.Kernel) int { return cmp.Compare(a.Seq, b.Seq) }
+	k := append([]wire.Kernel(nil), kernel...)
+	bySeq := func(a, b wire.Kernel) int { return cmp.Compare(a.Seq, b.Seq) }
 	// Capture delivers events in Seq order; sorting is the exception.
 	if !slices.IsSortedFunc(k, bySeq) {
 		slices.SortStableFunc(k, bySeq)
@@ -58,7 +58,7 @@ func Assemble(run Run, kernel []event.Kernel, sdk []event.SDK, in HealthInput) *
 }
 
 // CountKinds counts events per kind; every known kind is present, zero or not.
-func CountKinds(kernel []event.Kernel) map[event.Kind]uint64 {
+func CountKinds(kernel []wire.Kernel) map[wire.Kind]uint64 {
 	m := zeroKinds()
 	for i := range kernel {
 		m[kernel[i].Kind]++
@@ -69,7 +69,7 @@ func CountKinds(kernel []event.Kernel) map[event.Kind]uint64 {
 // SeqGaps is how many sequence numbers between 0 and the highest recorded
 // one are missing from kernel (sorted by Seq). A duplicate Seq is not a gap;
 // Check rejects it separately.
-func SeqGaps(kernel []event.Kernel) uint64 {
+func SeqGaps(kernel []wire.Kernel) uint64 {
 	if len(kernel) == 0 {
 		return 0
 	}
@@ -98,9 +98,9 @@ func envNames(in []string) []string {
 	return out
 }
 
-func zeroKinds() map[event.Kind]uint64 {
-	m := make(map[event.Kind]uint64, len(event.Kinds))
-	for _, k := range event.Kinds {
+func zeroKinds() map[wire.Kind]uint64 {
+	m := make(map[wire.Kind]uint64, len(wire.Kinds))
+	for _, k := range wire.Kinds {
 		m[k] = 0
 	}
 	return m

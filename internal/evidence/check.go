@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Check verifies that the documents of b agree with each other: one run id
@@ -104,7 +104,7 @@ func checkHealth(b *Bundle) error {
 	if bad := coverageProbeMismatch(h.Coverage, h.Probes); bad != "" {
 		return entryErr(EntryHealth, "coverage: %s", bad)
 	}
-	if h.KernelLayer.Status == LayerAbsent && len(b.Kernel) > 0 {
+	if h.KernelLayer.Status == wire.LayerAbsent && len(b.Kernel) > 0 {
 		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, len(b.Kernel))
 	}
 	if h.SDKLayer.Events != len(b.SDK) {
@@ -150,12 +150,12 @@ func checkSDK(b *Bundle) error {
 		return entryErr(EntryCorrelation, "present without %s", EntrySDK)
 	case len(b.SDK) > 0 && b.Correlation == nil:
 		return entryErr(EntrySDK, "present without %s", EntryCorrelation)
-	case status == SDKComplete && len(b.SDK) == 0:
+	case status == wire.SDKComplete && len(b.SDK) == 0:
 		return entryErr(EntryHealth, "sdk_layer is complete but there is no %s", EntrySDK)
-	case status == SDKAbsent && len(b.SDK) > 0:
+	case status == wire.SDKAbsent && len(b.SDK) > 0:
 		return entryErr(EntryHealth, "sdk_layer is absent but %s has %d events", EntrySDK, len(b.SDK))
 	}
-	if status != SDKComplete {
+	if status != wire.SDKComplete {
 		return nil
 	}
 	var buf bytes.Buffer
@@ -209,10 +209,10 @@ func compact(v any) string {
 	return string(j)
 }
 
-func sortedKinds(ms ...map[event.Kind]uint64) []event.Kind {
-	seen := map[event.Kind]bool{}
-	var out []event.Kind
-	for _, k := range event.Kinds {
+func sortedKinds(ms ...map[wire.Kind]uint64) []wire.Kind {
+	seen := map[wire.Kind]bool{}
+	var out []wire.Kind
+	for _, k := range wire.Kinds {
 		seen[k] = true
 		out = append(out, k)
 	}
@@ -227,7 +227,7 @@ func sortedKinds(ms ...map[event.Kind]uint64) []event.Kind {
 	}
 	sort.Strings(extra)
 	for _, k := range extra {
-		out = append(out, event.Kind(k))
+		out = append(out, wire.Kind(k))
 	}
 	return out
 }
@@ -247,7 +247,7 @@ func checkExit(b *Bundle) error {
 	if first == 0 {
 		return nil
 	}
-	var last *event.Exit
+	var last *wire.Exit
 	for i := range b.Kernel {
 		if x := b.Kernel[i].Exit; x != nil && x.GroupDead && b.Kernel[i].PID == first {
 			last = x

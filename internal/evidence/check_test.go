@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
 func TestAssembleIsConsistent(t *testing.T) {
@@ -16,7 +16,7 @@ func TestAssembleIsConsistent(t *testing.T) {
 		if err := evidence.Check(b); err != nil {
 			t.Fatalf("calls=%d: %v", calls, err)
 		}
-		if b.Health.KernelLayer.Status != evidence.LayerComplete {
+		if b.Health.KernelLayer.Status != wire.LayerComplete {
 			t.Fatalf("fixture not complete: %v", b.Health.KernelLayer.Reasons)
 		}
 		if (b.Correlation != nil) != (calls > 0) {
@@ -30,7 +30,7 @@ func TestAssembleDerivesFromEvents(t *testing.T) {
 	k = append(k[:5], k[7:]...) // lose seqs 5 and 6
 	k[0], k[len(k)-1] = k[len(k)-1], k[0]
 	in := evidencetest.CleanInput()
-	in.Counts = map[event.Kind]uint64{event.KindOpen: 999} // ignored: Assemble counts
+	in.Counts = map[wire.Kind]uint64{wire.KindOpen: 999} // ignored: Assemble counts
 	run := evidencetest.Run()
 	run.EnvNames = []string{"PATH", "SECRET=hunter2", "HOME", "PATH"}
 	b := evidence.Assemble(run, k, nil, in)
@@ -39,10 +39,10 @@ func TestAssembleDerivesFromEvents(t *testing.T) {
 			t.Fatal("kernel events not sorted by seq")
 		}
 	}
-	if b.Health.Counts[event.KindOpen] != 12 || b.Health.SeqGaps != 2 {
+	if b.Health.Counts[wire.KindOpen] != 12 || b.Health.SeqGaps != 2 {
 		t.Fatalf("counts %v, seq gaps %d", b.Health.Counts, b.Health.SeqGaps)
 	}
-	if b.Health.KernelLayer.Status != evidence.LayerPartial {
+	if b.Health.KernelLayer.Status != wire.LayerPartial {
 		t.Fatalf("missing seqs left the layer %q", b.Health.KernelLayer.Status)
 	}
 	if got := strings.Join(b.Run.EnvNames, ","); got != "HOME,PATH,SECRET" {
@@ -67,10 +67,10 @@ func TestCheckRejects(t *testing.T) {
 		{"empty run id", func(b *evidence.Bundle) { b.Run.RunID = "" }, evidence.EntryRun, "empty run_id"},
 		{"env names unsorted", func(b *evidence.Bundle) { b.Run.EnvNames = []string{"Z", "A"} }, evidence.EntryRun, "env_names not sorted"},
 		{"duplicate seq", func(b *evidence.Bundle) { b.Kernel[3].Seq = 2 }, evidence.EntryKernel, "line 4: seq 2 does not follow seq 2"},
-		{"counts", func(b *evidence.Bundle) { b.Health.Counts[event.KindOpen]++ }, evidence.EntryHealth, "counts.open is"},
+		{"counts", func(b *evidence.Bundle) { b.Health.Counts[wire.KindOpen]++ }, evidence.EntryHealth, "counts.open is"},
 		{"seq gaps", func(b *evidence.Bundle) { b.Health.SeqGaps = 1 }, evidence.EntryHealth, "seq_gaps is 1"},
 		{"complete with drops", func(b *evidence.Bundle) {
-			b.Health.RingbufDrops.PerKind[event.KindOpen] = 3
+			b.Health.RingbufDrops.PerKind[wire.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
 		}, evidence.EntryHealth, `kernel_layer.status is "complete" but the recorded inputs imply "partial" (ring buffer dropped 3 events (open: 3))`},
 		{"drop total", func(b *evidence.Bundle) { b.Health.RingbufDrops.Total = 7 }, evidence.EntryHealth, "ringbuf_drops.total is 7"},
@@ -87,7 +87,7 @@ func TestCheckRejects(t *testing.T) {
 			}
 		}, evidence.EntryHealth, "kernel_layer.status"},
 		{"reasons rewritten", func(b *evidence.Bundle) {
-			b.Health.KernelLayer.Status = evidence.LayerPartial
+			b.Health.KernelLayer.Status = wire.LayerPartial
 			b.Health.KernelLayer.Reasons = []string{"felt like it"}
 		}, evidence.EntryHealth, "kernel_layer.status"},
 		{"absent with events", func(b *evidence.Bundle) {

@@ -3,7 +3,7 @@ package evidence
 import (
 	"sort"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // CorrelationReport is correlation-report.json: for each tool call the
@@ -29,10 +29,10 @@ type ToolCall struct {
 	SpanID  string `json:"span_id,omitempty"`
 	// Completed is false when the log has no tool_call_completed for this
 	// id; the window then stays open to the end of the run.
-	Completed     bool   `json:"completed"`
-	Status        string `json:"status"`
-	StartedSeq    uint64 `json:"started_seq"` // SDK seq of tool_call_started
-	StartedMonoNS uint64 `json:"started_mono_ns"`
+	Completed     bool        `json:"completed"`
+	Status        wire.Status `json:"status"`
+	StartedSeq    uint64      `json:"started_seq"` // SDK seq of tool_call_started
+	StartedMonoNS uint64      `json:"started_mono_ns"`
 	// CompletedSeq and CompletedMonoNS are zero when Completed is false.
 	CompletedSeq    uint64   `json:"completed_seq"`
 	CompletedMonoNS uint64   `json:"completed_mono_ns"`
@@ -42,9 +42,9 @@ type ToolCall struct {
 // EventSet is a set of kernel events: how many, per kind, and which, as
 // ascending closed ranges of sequence numbers ([[first, last], ...]).
 type EventSet struct {
-	Total     uint64                `json:"total"`
-	ByKind    map[event.Kind]uint64 `json:"by_kind"`
-	SeqRanges [][2]uint64           `json:"seq_ranges"`
+	Total     uint64               `json:"total"`
+	ByKind    map[wire.Kind]uint64 `json:"by_kind"`
+	SeqRanges [][2]uint64          `json:"seq_ranges"`
 }
 
 // Seqs expands SeqRanges.
@@ -63,8 +63,8 @@ func (s EventSet) Seqs() []uint64 {
 
 // Events returns the events of kernel (sorted by Seq) whose seq is in s,
 // in seq order.
-func (s EventSet) Events(kernel []event.Kernel) []event.Kernel {
-	out := make([]event.Kernel, 0, s.Total)
+func (s EventSet) Events(kernel []wire.Kernel) []wire.Kernel {
+	out := make([]wire.Kernel, 0, s.Total)
 	for _, r := range s.SeqRanges {
 		i := sort.Search(len(kernel), func(i int) bool { return kernel[i].Seq >= r[0] })
 		for ; i < len(kernel) && kernel[i].Seq <= r[1]; i++ {
@@ -75,7 +75,7 @@ func (s EventSet) Events(kernel []event.Kernel) []event.Kernel {
 }
 
 // newEventSet builds an EventSet from the events at idx.
-func newEventSet(kernel []event.Kernel, idx []int) EventSet {
+func newEventSet(kernel []wire.Kernel, idx []int) EventSet {
 	set := EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}
 	seqs := make([]uint64, 0, len(idx))
 	for _, k := range idx {
@@ -99,12 +99,12 @@ func newEventSet(kernel []event.Kernel, idx []int) EventSet {
 // Tool calls appear in the order of their tool_call_started events; a
 // tool_call_completed without a start is ignored here (ReadSDKLog reports
 // it). RunID is left for the caller (Assemble sets it).
-func Correlate(kernel []event.Kernel, sdk []event.SDK) *CorrelationReport {
+func Correlate(kernel []wire.Kernel, sdk []wire.SDK) *CorrelationReport {
 	r := &CorrelationReport{Schema: CorrelationSchema, ToolCalls: []ToolCall{}}
 	byID := map[string]int{}
 	for _, s := range sdk {
 		switch s.Type {
-		case event.SDKToolCallStarted:
+		case wire.SDKToolCallStarted:
 			if _, dup := byID[s.ToolCallID]; dup {
 				continue
 			}
@@ -114,7 +114,7 @@ func Correlate(kernel []event.Kernel, sdk []event.SDK) *CorrelationReport {
 				TraceID: s.TraceID, SpanID: s.SpanID,
 				StartedSeq: s.Seq, StartedMonoNS: s.MonoNS,
 			})
-		case event.SDKToolCallCompleted:
+		case wire.SDKToolCallCompleted:
 			i, ok := byID[s.ToolCallID]
 			if !ok || r.ToolCalls[i].Completed {
 				continue

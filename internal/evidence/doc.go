@@ -11,8 +11,6 @@ package evidence
 // Schema ids carried in the "schema" field of each document.
 const (
 	ManifestSchema    = "vigil.manifest/v2"
-	RunSchema         = "vigil.run/v2"
 	SurfaceSchema     = "vigil.capability-surface/v2"
 	CorrelationSchema = "vigil.correlation-report/v1"
-	HealthSchema      = "vigil.observation-health/v2"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // The SDK log is written by the workload, which vigil does not trust: any
@@ -27,7 +27,7 @@ func FuzzReadSDKLog(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schema.Validate("sdk-event", line); err != nil {
+			if err := wire.Validate("sdk-event", line); err != nil {
 				t.Fatalf("accepted an invalid SDK event: %v\n%s", err, line)
 			}
 		}

@@ -5,37 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
-
-// Kernel layer states.
-const (
-	LayerComplete = "complete"
-	LayerPartial  = "partial"
-	LayerAbsent   = "absent"
-)
-
-// Cgroup correlation states.
-const (
-	CorrelationClean   = "clean"
-	CorrelationPartial = "partial"
-	CorrelationFailed  = "failed"
-)
-
-// SDK layer states.
-const (
-	SDKAbsent   = "absent"
-	SDKComplete = "complete"
-	SDKInvalid  = "invalid"
-)
-
-// Probe is one kernel attachment point and whether it took.
-type Probe struct {
-	Name     string `json:"name"`
-	Attached bool   `json:"attached"`
-	Required bool   `json:"required"`
-	Error    string `json:"error,omitempty"`
-}
 
 // HealthInput is what the runner knows at the end of a run. BuildHealth
 // turns it into observation-health.json; the health document records every
@@ -45,25 +16,25 @@ type HealthInput struct {
 	// --allow-absent-kernel without BPF); AbsentReason says why.
 	CaptureAvailable bool
 	AbsentReason     string
-	Probes           []Probe
+	Probes           []wire.Probe
 	// Emitted counts, per kind, the events the kernel side reserved and
 	// submitted; Drops counts, per kind, the events the kernel could not
 	// emit. A nil Emitted means the capture does not report it.
-	Emitted, Drops map[event.Kind]uint64
+	Emitted, Drops map[wire.Kind]uint64
 	// RingFull, SlotsBusy and AfterClose split Drops by cause: a failed
 	// ring-buffer reservation; every record slot of the CPU held by other
 	// tasks; a task of the run that acted after the capture closed (it was
 	// still alive outside the session cgroup). All nil means the capture
 	// does not split its drops; otherwise they add up to Drops per kind.
-	RingFull, SlotsBusy, AfterClose map[event.Kind]uint64
+	RingFull, SlotsBusy, AfterClose map[wire.Kind]uint64
 	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
 	// the capture does not decode.
-	Compat map[event.Kind]uint64
+	Compat map[wire.Kind]uint64
 	// Untracked counts new tasks of the run the kernel could not mark as
 	// such (out of memory): what they did was not captured.
 	Untracked uint64
 	// Coverage is what the capture declares it observes on this host.
-	Coverage Coverage
+	Coverage wire.Coverage
 	// DecodeErrors counts ring-buffer records user space could not decode;
 	// DecodeDetail describes the first one.
 	DecodeErrors uint64
@@ -96,7 +67,7 @@ type HealthInput struct {
 	// Counts is the number of events written to the archive per kind;
 	// SeqGaps the sequence numbers missing between 0 and the highest one.
 	// Assemble fills both from the events.
-	Counts  map[event.Kind]uint64
+	Counts  map[wire.Kind]uint64
 	SeqGaps uint64
 	// SDKPresent is true when the workload wrote an SDK log; SDKProblems
 	// are the strict-ingestion problems (ReadSDKLog); SDKEvents is how many
@@ -106,94 +77,6 @@ type HealthInput struct {
 	SDKEvents   int
 }
 
-// Health is observation-health.json.
-type Health struct {
-	Schema            string                `json:"schema"` // HealthSchema
-	RunID             string                `json:"run_id"`
-	KernelLayer       KernelLayer           `json:"kernel_layer"`
-	RingbufDrops      Drops                 `json:"ringbuf_drops"`
-	Emitted           map[event.Kind]uint64 `json:"emitted,omitempty"`
-	DecodeErrors      uint64                `json:"decode_errors"`
-	DecodeDetail      string                `json:"decode_detail,omitempty"`
-	ReadFaults        uint64                `json:"read_faults"`
-	CompatSyscalls    map[event.Kind]uint64 `json:"compat_syscalls"`
-	UntrackedTasks    uint64                `json:"untracked_tasks"`
-	ProgramMisses     map[string]uint64     `json:"program_misses"`
-	SeqGaps           uint64                `json:"seq_gaps"`
-	Drain             Drain                 `json:"drain"`
-	CgroupCorrelation CgroupCorrelation     `json:"cgroup_correlation"`
-	Probes            []Probe               `json:"probes"`
-	Coverage          Coverage              `json:"coverage"`
-	Counts            map[event.Kind]uint64 `json:"counts"`
-	SDKLayer          SDKLayer              `json:"sdk_layer"`
-}
-
-// KernelLayer is the verdict on kernel capture. Reasons is empty exactly
-// when Status is complete.
-type KernelLayer struct {
-	Status           string   `json:"status"`
-	Reasons          []string `json:"reasons"`
-	CaptureAvailable bool     `json:"capture_available"`
-	AbsentReason     string   `json:"absent_reason,omitempty"`
-}
-
-// Drops are the events the kernel could not emit.
-type Drops struct {
-	Total   uint64                `json:"total"`
-	PerKind map[event.Kind]uint64 `json:"per_kind"`
-	// Causes splits PerKind by cause; nil when the capture does not.
-	Causes *DropCauses `json:"causes,omitempty"`
-}
-
-// DropCauses splits drops per kind by cause.
-type DropCauses struct {
-	// RingFull counts failed ring-buffer reservations.
-	RingFull map[event.Kind]uint64 `json:"ring_full"`
-	// SlotsBusy counts records abandoned because every record slot of
-	// the CPU was held by other tasks.
-	SlotsBusy map[event.Kind]uint64 `json:"slots_busy"`
-	// AfterClose counts actions of tasks of the run after the capture
-	// closed (tasks still alive outside the session cgroup).
-	AfterClose map[event.Kind]uint64 `json:"after_close"`
-}
-
-// Drain records whether the ring buffer was proven empty at the end.
-type Drain struct {
-	Proven bool   `json:"proven"`
-	Detail string `json:"detail"`
-}
-
-// CgroupCorrelation is the verdict on whether the events belong to the
-// session. Reasons is empty exactly when Status is clean.
-type CgroupCorrelation struct {
-	Status                string   `json:"status"`
-	Reasons               []string `json:"reasons"`
-	ChildPlacedBeforeExec bool     `json:"child_placed_before_exec"`
-	OutsideEvents         uint64   `json:"outside_events"`
-	StragglersKilled      int      `json:"stragglers_killed"`
-	// LeftSessionTasks counts tasks created in the session that were not
-	// seen exiting in it; EnteredSessionTasks counts tasks seen exiting
-	// in it that were not created in it. The example lists name the first
-	// few of each.
-	LeftSessionTasks       uint64    `json:"left_session_tasks"`
-	LeftSessionExamples    []TaskRef `json:"left_session_examples"`
-	EnteredSessionTasks    uint64    `json:"entered_session_tasks"`
-	EnteredSessionExamples []TaskRef `json:"entered_session_examples"`
-	// MovedOutTasks counts moves of tasks of the run out of the session
-	// cgroup; JoinedTasks counts tasks that joined it from outside.
-	MovedOutTasks    uint64    `json:"moved_out_tasks"`
-	MovedOutExamples []TaskRef `json:"moved_out_examples"`
-	JoinedTasks      uint64    `json:"joined_tasks"`
-	JoinedExamples   []TaskRef `json:"joined_examples"`
-}
-
-// SDKLayer is the verdict on the workload's self-report.
-type SDKLayer struct {
-	Status   string   `json:"status"`
-	Events   int      `json:"events"`
-	Problems []string `json:"problems"`
-}
-
 // BuildHealth derives observation health from the runner's counters.
 // The kernel layer is complete only when capture was available, at least
 // one probe is reported and every required probe attached, nothing was
@@ -201,20 +84,20 @@ type SDKLayer struct {
 // had to be made valid UTF-8, no probe run was skipped, no sequence number is missing, every emitted event
 // is accounted for, the drain was proven and the cgroup correlation is
 // clean.
-func BuildHealth(runID string, in HealthInput) Health {
-	h := Health{
-		Schema:         HealthSchema,
+func BuildHealth(runID string, in HealthInput) wire.Health {
+	h := wire.Health{
+		Schema:         wire.HealthSchema,
 		RunID:          runID,
-		RingbufDrops:   Drops{PerKind: kindMap(in.Drops)},
+		RingbufDrops:   wire.Drops{PerKind: kindMap(in.Drops)},
 		DecodeErrors:   in.DecodeErrors,
 		DecodeDetail:   oneLine(in.DecodeDetail),
 		ReadFaults:     in.ReadFaults,
 		CompatSyscalls: kindMap(in.Compat),
 		UntrackedTasks: in.Untracked,
-		Coverage:       in.Coverage.normalized(),
+		Coverage:       normalizedCoverage(in.Coverage),
 		ProgramMisses:  probeMap(in.ProgramMisses),
 		SeqGaps:        in.SeqGaps,
-		Drain:          Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
+		Drain:          wire.Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
 		Probes:         sortedProbes(in.Probes),
 		Counts:         kindMap(in.Counts),
 	}
@@ -222,7 +105,7 @@ func BuildHealth(runID string, in HealthInput) Health {
 		h.Emitted = kindMap(in.Emitted)
 	}
 	if in.RingFull != nil || in.SlotsBusy != nil || in.AfterClose != nil {
-		h.RingbufDrops.Causes = &DropCauses{RingFull: kindMap(in.RingFull), SlotsBusy: kindMap(in.SlotsBusy), AfterClose: kindMap(in.AfterClose)}
+		h.RingbufDrops.Causes = &wire.DropCauses{RingFull: kindMap(in.RingFull), SlotsBusy: kindMap(in.SlotsBusy), AfterClose: kindMap(in.AfterClose)}
 	}
 	for _, n := range h.RingbufDrops.PerKind {
 		h.RingbufDrops.Total += n
@@ -233,19 +116,19 @@ func BuildHealth(runID string, in HealthInput) Health {
 	return h
 }
 
-func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrelation {
-	c := CgroupCorrelation{
+func buildCorrelation(in HealthInput, counts map[wire.Kind]uint64) wire.CgroupCorrelation {
+	c := wire.CgroupCorrelation{
 		ChildPlacedBeforeExec:  in.ChildPlacedBeforeExec,
 		OutsideEvents:          in.OutsideEvents,
 		StragglersKilled:       in.StragglersKilled,
 		LeftSessionTasks:       in.SessionTasks.Left,
-		LeftSessionExamples:    examples(append([]TaskRef{}, in.SessionTasks.LeftExamples...)),
+		LeftSessionExamples:    examples(append([]wire.TaskRef{}, in.SessionTasks.LeftExamples...)),
 		EnteredSessionTasks:    in.SessionTasks.Entered,
-		EnteredSessionExamples: examples(append([]TaskRef{}, in.SessionTasks.EnteredExamples...)),
+		EnteredSessionExamples: examples(append([]wire.TaskRef{}, in.SessionTasks.EnteredExamples...)),
 		MovedOutTasks:          in.SessionTasks.MovedOut,
-		MovedOutExamples:       examples(append([]TaskRef{}, in.SessionTasks.MovedOutExamples...)),
+		MovedOutExamples:       examples(append([]wire.TaskRef{}, in.SessionTasks.MovedOutExamples...)),
 		JoinedTasks:            in.SessionTasks.Joined,
-		JoinedExamples:         examples(append([]TaskRef{}, in.SessionTasks.JoinedExamples...)),
+		JoinedExamples:         examples(append([]wire.TaskRef{}, in.SessionTasks.JoinedExamples...)),
 		Reasons:                []string{},
 	}
 	failed := false
@@ -287,11 +170,11 @@ func buildCorrelation(in HealthInput, counts map[event.Kind]uint64) CgroupCorrel
 	}
 	switch {
 	case failed:
-		c.Status = CorrelationFailed
+		c.Status = wire.CorrelationFailed
 	case len(c.Reasons) > 0:
-		c.Status = CorrelationPartial
+		c.Status = wire.CorrelationPartial
 	default:
-		c.Status = CorrelationClean
+		c.Status = wire.CorrelationClean
 	}
 	return c
 }
@@ -304,13 +187,13 @@ func kernelLossless(in HealthInput) bool {
 		in.SeqGaps == 0 && in.DrainProven
 }
 
-func buildKernelLayer(in HealthInput, h Health) KernelLayer {
-	k := KernelLayer{CaptureAvailable: in.CaptureAvailable, Reasons: []string{}}
+func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
+	k := wire.KernelLayer{CaptureAvailable: in.CaptureAvailable, Reasons: []string{}}
 	if !in.CaptureAvailable {
 		k.AbsentReason = in.AbsentReason
 	}
 	if !in.CaptureAvailable {
-		k.Status = LayerAbsent
+		k.Status = wire.LayerAbsent
 		r := "kernel capture unavailable"
 		if in.AbsentReason != "" {
 			r += ": " + in.AbsentReason
@@ -382,34 +265,34 @@ func buildKernelLayer(in HealthInput, h Health) KernelLayer {
 		}
 		k.Reasons = append(k.Reasons, r)
 	}
-	if h.CgroupCorrelation.Status != CorrelationClean {
+	if h.CgroupCorrelation.Status != wire.CorrelationClean {
 		k.Reasons = append(k.Reasons, "cgroup correlation "+h.CgroupCorrelation.Status)
 	}
 	if len(k.Reasons) == 0 {
-		k.Status = LayerComplete
+		k.Status = wire.LayerComplete
 	} else {
-		k.Status = LayerPartial
+		k.Status = wire.LayerPartial
 	}
 	return k
 }
 
-func buildSDKLayer(in HealthInput) SDKLayer {
-	s := SDKLayer{Events: in.SDKEvents, Problems: append([]string{}, in.SDKProblems...)}
+func buildSDKLayer(in HealthInput) wire.SDKLayer {
+	s := wire.SDKLayer{Events: in.SDKEvents, Problems: append([]string{}, in.SDKProblems...)}
 	switch {
 	case len(in.SDKProblems) > 0:
-		s.Status = SDKInvalid
+		s.Status = wire.SDKInvalid
 	case in.SDKEvents > 0:
-		s.Status = SDKComplete
+		s.Status = wire.SDKComplete
 	default:
 		// An SDK log that exists but holds no events says nothing: absent.
-		s.Status = SDKAbsent
+		s.Status = wire.SDKAbsent
 	}
 	return s
 }
 
 // InputOf recovers the HealthInput a health document was built from, so
 // the document's verdicts can be recomputed and compared.
-func InputOf(h Health) HealthInput {
+func InputOf(h wire.Health) HealthInput {
 	in := HealthInput{
 		CaptureAvailable:      h.KernelLayer.CaptureAvailable,
 		AbsentReason:          h.KernelLayer.AbsentReason,
@@ -439,7 +322,7 @@ func InputOf(h Health) HealthInput {
 		},
 		Counts:      copyKinds(h.Counts),
 		SeqGaps:     h.SeqGaps,
-		SDKPresent:  h.SDKLayer.Status != SDKAbsent,
+		SDKPresent:  h.SDKLayer.Status != wire.SDKAbsent,
 		SDKProblems: h.SDKLayer.Problems,
 		SDKEvents:   h.SDKLayer.Events,
 	}
@@ -458,7 +341,7 @@ func InputOf(h Health) HealthInput {
 // causeMismatch names the kinds whose drop causes do not add up to the
 // drops, as "kind: ring full + slots busy + after close != drops, ...",
 // or "".
-func causeMismatch(perKind map[event.Kind]uint64, c *DropCauses) string {
+func causeMismatch(perKind map[wire.Kind]uint64, c *wire.DropCauses) string {
 	var parts []string
 	for _, k := range sortedKinds(perKind, c.RingFull, c.SlotsBusy, c.AfterClose) {
 		if r, b, a := c.RingFull[k], c.SlotsBusy[k], c.AfterClose[k]; r+b+a != perKind[k] {
@@ -516,7 +399,7 @@ func oneLine(s string) string {
 }
 
 // kindMap copies m, adding every known kind as zero.
-func kindMap(m map[event.Kind]uint64) map[event.Kind]uint64 {
+func kindMap(m map[wire.Kind]uint64) map[wire.Kind]uint64 {
 	out := zeroKinds()
 	for k, v := range m {
 		out[k] += v
@@ -524,18 +407,18 @@ func kindMap(m map[event.Kind]uint64) map[event.Kind]uint64 {
 	return out
 }
 
-func copyKinds(m map[event.Kind]uint64) map[event.Kind]uint64 {
+func copyKinds(m map[wire.Kind]uint64) map[wire.Kind]uint64 {
 	if m == nil {
 		return nil
 	}
-	out := make(map[event.Kind]uint64, len(m))
+	out := make(map[wire.Kind]uint64, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
 	return out
 }
 
-func sum(m map[event.Kind]uint64) uint64 {
+func sum(m map[wire.Kind]uint64) uint64 {
 	var t uint64
 	for _, v := range m {
 		t += v
@@ -544,7 +427,7 @@ func sum(m map[event.Kind]uint64) uint64 {
 }
 
 // nonZero renders the non-zero entries of m as "k: n, ..." in key order.
-func nonZero(m map[event.Kind]uint64) string {
+func nonZero(m map[wire.Kind]uint64) string {
 	keys := make([]string, 0, len(m))
 	for k, v := range m {
 		if v > 0 {
@@ -554,13 +437,13 @@ func nonZero(m map[event.Kind]uint64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s: %d", k, m[event.Kind(k)])
+		parts[i] = fmt.Sprintf("%s: %d", k, m[wire.Kind(k)])
 	}
 	return strings.Join(parts, ", ")
 }
 
-func sortedProbes(p []Probe) []Probe {
-	out := append([]Probe{}, p...)
+func sortedProbes(p []wire.Probe) []wire.Probe {
+	out := append([]wire.Probe{}, p...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

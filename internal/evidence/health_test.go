@@ -6,14 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 func TestBuildHealth(t *testing.T) {
-	counts := map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 10}
+	counts := map[wire.Kind]uint64{wire.KindExec: 1, wire.KindOpen: 10}
 	base := func() evidence.HealthInput {
 		in := evidencetest.CleanInput()
 		in.Counts = counts
@@ -43,27 +42,27 @@ func TestBuildHealth(t *testing.T) {
 			in.Probes[3].Attached, in.Probes[3].Error = false, "EPERM"
 		}, kernel: "partial", kernelWhy: []string{"required probe tp_btf/sys_exit did not attach: EPERM"}, corr: "clean", sdk: "absent"},
 		{name: "optional probe missing is still complete", mod: func(in *evidence.HealthInput) {
-			in.Probes = append(in.Probes, evidence.Probe{Name: "kprobe/extra", Attached: false, Required: false, Error: "ENOENT"})
+			in.Probes = append(in.Probes, wire.Probe{Name: "kprobe/extra", Attached: false, Required: false, Error: "ENOENT"})
 		}, kernel: "complete", corr: "clean", sdk: "absent"},
 		{name: "drops", mod: func(in *evidence.HealthInput) {
-			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
+			in.Drops = map[wire.Kind]uint64{wire.KindOpen: 3, wire.KindExec: 1}
 		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3)"}, corr: "clean", sdk: "absent"},
 		{name: "drops split by cause", mod: func(in *evidence.HealthInput) {
-			in.Drops = map[event.Kind]uint64{event.KindOpen: 3, event.KindExec: 1}
-			in.RingFull = map[event.Kind]uint64{event.KindOpen: 3}
-			in.SlotsBusy = map[event.Kind]uint64{event.KindExec: 1}
+			in.Drops = map[wire.Kind]uint64{wire.KindOpen: 3, wire.KindExec: 1}
+			in.RingFull = map[wire.Kind]uint64{wire.KindOpen: 3}
+			in.SlotsBusy = map[wire.Kind]uint64{wire.KindExec: 1}
 		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 4 events (exec: 1, open: 3); causes: ring buffer full 3, record slots busy 1, after the capture closed 0"}, corr: "clean", sdk: "absent"},
 		{name: "drop causes that do not add up", mod: func(in *evidence.HealthInput) {
-			in.Drops = map[event.Kind]uint64{event.KindOpen: 3}
-			in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
-			in.AfterClose = map[event.Kind]uint64{event.KindConnect: 1}
+			in.Drops = map[wire.Kind]uint64{wire.KindOpen: 3}
+			in.RingFull = map[wire.Kind]uint64{wire.KindOpen: 1}
+			in.AfterClose = map[wire.Kind]uint64{wire.KindConnect: 1}
 		}, kernel: "partial", kernelWhy: []string{"ring buffer dropped 3 events", "drop causes do not add up to the drops: open: 1 + 0 + 0 != 3, connect: 0 + 0 + 1 != 0"}, corr: "clean", sdk: "absent"},
 		{name: "drop causes all zero with no drops", mod: func(in *evidence.HealthInput) {
-			in.RingFull, in.SlotsBusy, in.AfterClose = map[event.Kind]uint64{}, map[event.Kind]uint64{}, map[event.Kind]uint64{}
+			in.RingFull, in.SlotsBusy, in.AfterClose = map[wire.Kind]uint64{}, map[wire.Kind]uint64{}, map[wire.Kind]uint64{}
 		}, kernel: "complete", corr: "clean", sdk: "absent"},
 		{name: "read faults", mod: func(in *evidence.HealthInput) { in.ReadFaults = 2 },
 			kernel: "partial", kernelWhy: []string{"2 events have a part missing"}, corr: "clean", sdk: "absent"},
-		{name: "compat syscalls", mod: func(in *evidence.HealthInput) { in.Compat = map[event.Kind]uint64{event.KindOpen: 2} },
+		{name: "compat syscalls", mod: func(in *evidence.HealthInput) { in.Compat = map[wire.Kind]uint64{wire.KindOpen: 2} },
 			kernel: "partial", kernelWhy: []string{"2 32-bit (compat) syscalls of the run were counted but not decoded (open: 2)"}, corr: "clean", sdk: "absent"},
 		{name: "untracked tasks", mod: func(in *evidence.HealthInput) { in.Untracked = 1 },
 			kernel: "partial", kernelWhy: []string{"1 new task(s) of the run could not be marked"}, corr: "clean", sdk: "absent"},
@@ -94,11 +93,11 @@ func TestBuildHealth(t *testing.T) {
 		{name: "seq gaps", mod: func(in *evidence.HealthInput) { in.SeqGaps = 5 },
 			kernel: "partial", kernelWhy: []string{"5 sequence numbers missing"}, corr: "clean", sdk: "absent"},
 		{name: "emitted accounted for", mod: func(in *evidence.HealthInput) {
-			in.Emitted = map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 12}
+			in.Emitted = map[wire.Kind]uint64{wire.KindExec: 1, wire.KindOpen: 12}
 			in.DecodeErrors = 2
 		}, kernel: "partial", kernelWhy: []string{"2 ring buffer records failed to decode"}, corr: "clean", sdk: "absent"},
 		{name: "emitted but missing", mod: func(in *evidence.HealthInput) {
-			in.Emitted = map[event.Kind]uint64{event.KindExec: 1, event.KindOpen: 15}
+			in.Emitted = map[wire.Kind]uint64{wire.KindExec: 1, wire.KindOpen: 15}
 		}, kernel: "partial", kernelWhy: []string{"kernel emitted 16 events but the archive holds 11 and 0 failed to decode"}, corr: "clean", sdk: "absent"},
 		{name: "drain not proven", mod: func(in *evidence.HealthInput) { in.DrainProven, in.DrainDetail = false, "timed out" },
 			kernel: "partial", kernelWhy: []string{"ring buffer drain not proven empty: timed out"}, corr: "clean", sdk: "absent"},
@@ -123,7 +122,7 @@ func TestBuildHealth(t *testing.T) {
 		}, kernel: "complete", corr: "clean", sdk: "invalid", sdkProblems: 2},
 		{name: "everything wrong, reasons in order", mod: func(in *evidence.HealthInput) {
 			in.Probes[0].Attached = false
-			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
+			in.Drops = map[wire.Kind]uint64{wire.KindFork: 1}
 			in.DecodeErrors, in.DrainProven, in.StragglersKilled, in.ChildPlacedBeforeExec = 1, false, 1, false
 			in.ReadFaults, in.ProgramMisses = 4, map[string]uint64{"sys_exit": 1}
 		}, kernel: "partial", kernelWhy: []string{"required probe tp_btf/sched_process_exec", "dropped 1 events (fork: 1)", "1 ring buffer records failed", "4 events have a part missing", "skipped 1 probe runs (sys_exit: 1)", "drain not proven", "cgroup correlation failed"},
@@ -153,7 +152,7 @@ func TestBuildHealth(t *testing.T) {
 				t.Errorf("ringbuf_drops.total = %d, want %d", h.RingbufDrops.Total, total)
 			}
 			data, _ := json.Marshal(h)
-			if err := schema.Validate("observation-health", data); err != nil {
+			if err := wire.Validate("observation-health", data); err != nil {
 				t.Errorf("schema: %v\n%s", err, data)
 			}
 			// The document records its inputs: rebuilding from them gives
@@ -189,13 +188,13 @@ func TestBuildHealthIsOrderIndependent(t *testing.T) {
 	for i, j := 0, len(b.Probes)-1; i < j; i, j = i+1, j-1 {
 		b.Probes[i], b.Probes[j] = b.Probes[j], b.Probes[i]
 	}
-	a.Drops = map[event.Kind]uint64{}
-	b.Drops = map[event.Kind]uint64{}
-	for _, k := range event.Kinds {
+	a.Drops = map[wire.Kind]uint64{}
+	b.Drops = map[wire.Kind]uint64{}
+	for _, k := range wire.Kinds {
 		a.Drops[k] = 1
 	}
-	for i := len(event.Kinds) - 1; i >= 0; i-- {
-		b.Drops[event.Kinds[i]] = 1
+	for i := len(wire.Kinds) - 1; i >= 0; i-- {
+		b.Drops[wire.Kinds[i]] = 1
 	}
 	ha, hb := evidence.BuildHealth("r", a), evidence.BuildHealth("r", b)
 	if !reflect.DeepEqual(ha, hb) {
@@ -210,9 +209,9 @@ func TestBuildHealthIsOrderIndependent(t *testing.T) {
 // cause, read faults, and skipped probe runs per probe.
 func TestBuildHealthKeepsBreakdowns(t *testing.T) {
 	in := evidencetest.CleanInput()
-	in.Drops = map[event.Kind]uint64{event.KindOpen: 5, event.KindConnect: 1}
-	in.RingFull = map[event.Kind]uint64{event.KindOpen: 2}
-	in.SlotsBusy = map[event.Kind]uint64{event.KindOpen: 3, event.KindConnect: 1}
+	in.Drops = map[wire.Kind]uint64{wire.KindOpen: 5, wire.KindConnect: 1}
+	in.RingFull = map[wire.Kind]uint64{wire.KindOpen: 2}
+	in.SlotsBusy = map[wire.Kind]uint64{wire.KindOpen: 3, wire.KindConnect: 1}
 	in.ReadFaults = 7
 	in.ProgramMisses = map[string]uint64{"sys_exit": 9}
 	h := evidence.BuildHealth("r", in)
@@ -220,7 +219,7 @@ func TestBuildHealthKeepsBreakdowns(t *testing.T) {
 	if c == nil {
 		t.Fatal("ringbuf_drops.causes missing")
 	}
-	if h.RingbufDrops.PerKind[event.KindOpen] != 5 || c.RingFull[event.KindOpen] != 2 || c.SlotsBusy[event.KindOpen] != 3 || c.SlotsBusy[event.KindConnect] != 1 {
+	if h.RingbufDrops.PerKind[wire.KindOpen] != 5 || c.RingFull[wire.KindOpen] != 2 || c.SlotsBusy[wire.KindOpen] != 3 || c.SlotsBusy[wire.KindConnect] != 1 {
 		t.Errorf("breakdown lost: per_kind %v, ring_full %v, slots_busy %v", h.RingbufDrops.PerKind, c.RingFull, c.SlotsBusy)
 	}
 	if h.ReadFaults != 7 || h.ProgramMisses["sys_exit"] != 9 {

@@ -1,6 +1,6 @@
 package evidence
 
-import "vigil/internal/event"
+import "vigil/internal/wire"
 
 // Process is the life of one process (thread group) of the run as its
 // kernel events tell it: from the fork that made it (or its first event)
@@ -11,13 +11,13 @@ type Process struct {
 	// (vigil placed it in the session) and for a process whose fork was
 	// not seen.
 	ParentPID uint32
-	StartNS   uint64 // CLOCK_MONOTONIC, like event.Kernel.TimeNS
+	StartNS   uint64 // CLOCK_MONOTONIC, like wire.Kernel.TimeNS
 	EndNS     uint64
-	Comm      event.Bytes // the comm of its last event
-	Exec      *event.Exec // its last successful exec; nil when it never exec'd
-	Exit      *event.Exit // its group exit; nil when the exit was not seen
-	Entered   bool        // the run's first task
-	Events    []uint64    // seqs of the events of its threads, ascending
+	Comm      wire.Bytes // the comm of its last event
+	Exec      *wire.Exec // its last successful exec; nil when it never exec'd
+	Exit      *wire.Exit // its group exit; nil when the exit was not seen
+	Entered   bool       // the run's first task
+	Events    []uint64   // seqs of the events of its threads, ascending
 }
 
 // Processes rebuilds the run's processes from kernel (sorted by Seq), in
@@ -25,7 +25,7 @@ type Process struct {
 // kernel reused starts a new Process at the fork that reuses it; events
 // after a group exit stay with the process (threads exiting together can
 // each see the group dead).
-func Processes(kernel []event.Kernel) []Process {
+func Processes(kernel []wire.Kernel) []Process {
 	var out []Process
 	live := map[uint32]int{} // pid -> index in out of its current life
 	get := func(pid uint32, ts uint64) *Process {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // The line schemas must reject what the Go types would accept but the
@@ -44,7 +44,7 @@ func TestLineSchemas(t *testing.T) {
 		{"sdk-event", `{"schema":"vigil.sdk-event/v2","run_id":"r","seq":0,"type":"run_finished","mono_ns":1,"time_unix_ns":1,"pid":1,"status":"ok"}`, false},
 	}
 	for i, c := range cases {
-		err := schema.Validate(c.schema, []byte(c.doc))
+		err := wire.Validate(c.schema, []byte(c.doc))
 		if (err == nil) != c.ok {
 			t.Errorf("case %d (%s): valid=%v, want %v: %v\n%s", i, c.schema, err == nil, c.ok, err, c.doc)
 		}

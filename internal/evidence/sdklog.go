@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"vigil/internal/event"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // Limits of SDK log ingestion. A line longer than MaxSDKLine or beyond
@@ -29,10 +28,10 @@ const (
 // before its start, a tool call never completed, anything after
 // run_finished. problems are one-line strings naming the 1-based line.
 // A read error is a problem too, never a silent truncation.
-func ReadSDKLog(r io.Reader, runID string) (events []event.SDK, problems []string) {
+func ReadSDKLog(r io.Reader, runID string) (events []wire.SDK, problems []string) {
 	p := &problemList{}
 	br := bufio.NewReaderSize(r, 64<<10)
-	st := pairing{open: map[string]event.SDK{}, done: map[string]bool{}}
+	st := pairing{open: map[string]wire.SDK{}, done: map[string]bool{}}
 	line := 0
 	var nextSeq uint64
 	for {
@@ -79,9 +78,9 @@ func ReadSDKLog(r io.Reader, runID string) (events []event.SDK, problems []strin
 	return events, p.list()
 }
 
-func parseSDKLine(raw []byte, runID string) (event.SDK, string) {
-	var ev event.SDK
-	if err := schema.Validate("sdk-event", raw); err != nil {
+func parseSDKLine(raw []byte, runID string) (wire.SDK, string) {
+	var ev wire.SDK
+	if err := wire.Validate("sdk-event", raw); err != nil {
 		return ev, err.Error()
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -97,25 +96,25 @@ func parseSDKLine(raw []byte, runID string) (event.SDK, string) {
 
 // pairing tracks tool_call_started/completed and run_finished order.
 type pairing struct {
-	open     map[string]event.SDK
+	open     map[string]wire.SDK
 	done     map[string]bool
 	order    []string
 	finished bool
 }
 
-func (s *pairing) observe(ev event.SDK) string {
+func (s *pairing) observe(ev wire.SDK) string {
 	if s.finished {
 		return ev.Type + " after run_finished"
 	}
 	id := ev.ToolCallID
 	switch ev.Type {
-	case event.SDKToolCallStarted:
+	case wire.SDKToolCallStarted:
 		if _, open := s.open[id]; open || s.done[id] {
 			return fmt.Sprintf("tool call %q started twice", id)
 		}
 		s.open[id] = ev
 		s.order = append(s.order, id)
-	case event.SDKToolCallCompleted:
+	case wire.SDKToolCallCompleted:
 		start, open := s.open[id]
 		switch {
 		case s.done[id]:
@@ -128,7 +127,7 @@ func (s *pairing) observe(ev event.SDK) string {
 		if ev.MonoNS < start.MonoNS {
 			return fmt.Sprintf("tool call %q completed at mono_ns %d, before its start at %d", id, ev.MonoNS, start.MonoNS)
 		}
-	case event.SDKRunFinished:
+	case wire.SDKRunFinished:
 		s.finished = true
 	}
 	return ""

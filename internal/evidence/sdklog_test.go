@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
-func sdkLines(t *testing.T, evs []event.SDK) []string {
+func sdkLines(t *testing.T, evs []wire.SDK) []string {
 	t.Helper()
 	var out []string
 	for _, e := range evs {

@@ -3,18 +3,11 @@ package evidence
 import (
 	"sort"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // maxTaskExamples bounds the example tasks a SessionTasks lists.
 const maxTaskExamples = 5
-
-// TaskRef names one task in a health document.
-type TaskRef struct {
-	TID  uint32      `json:"tid"`
-	PID  uint32      `json:"pid"`
-	Comm event.Bytes `json:"comm"`
-}
 
 // SessionTasks accounts for the run's tasks. The capture follows tasks by
 // descent: it reports every task of the run with a fork event (the first
@@ -37,7 +30,7 @@ type SessionTasks struct {
 	// captured from then on.
 	Joined uint64
 	// The first few tasks of each, in TID order.
-	LeftExamples, EnteredExamples, MovedOutExamples, JoinedExamples []TaskRef
+	LeftExamples, EnteredExamples, MovedOutExamples, JoinedExamples []wire.TaskRef
 }
 
 // BalanceSessionTasks derives SessionTasks from kernel events sorted by
@@ -52,15 +45,15 @@ type SessionTasks struct {
 // leader. And kernel-created threads of a session process (io_uring
 // workers) start without a fork event, so an exit whose thread group was
 // created in the session is not counted as having entered from outside.
-func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
+func BalanceSessionTasks(kernel []wire.Kernel) SessionTasks {
 	open := map[uint32]int{}              // TID -> forks not yet closed
-	last := map[uint32]TaskRef{}          // TID -> latest identity
+	last := map[uint32]wire.TaskRef{}     // TID -> latest identity
 	groups := map[uint32]map[uint32]int{} // PID -> open TIDs of that group
 	var s SessionTasks
-	var entered, movedOut, joined []TaskRef
-	openTID := func(tid, pid uint32, comm event.Bytes) {
+	var entered, movedOut, joined []wire.TaskRef
+	openTID := func(tid, pid uint32, comm wire.Bytes) {
 		open[tid]++
-		last[tid] = TaskRef{TID: tid, PID: pid, Comm: comm}
+		last[tid] = wire.TaskRef{TID: tid, PID: pid, Comm: comm}
 		if groups[pid] == nil {
 			groups[pid] = map[uint32]int{}
 		}
@@ -80,11 +73,11 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 	for i := range kernel {
 		e := &kernel[i]
 		switch e.Kind {
-		case event.KindFork:
+		case wire.KindFork:
 			if f := e.Fork; f != nil {
 				openTID(f.ChildTID, f.ChildPID, e.Comm)
 			}
-		case event.KindExec:
+		case wire.KindExec:
 			if _, ok := open[e.TID]; ok {
 				if r := last[e.TID]; r.PID == e.PID {
 					r.Comm = e.Comm
@@ -101,12 +94,12 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 					break
 				}
 			}
-		case event.KindCgroupMigrate:
+		case wire.KindCgroupMigrate:
 			m := e.Migrate
 			if m == nil {
 				continue
 			}
-			ref := TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm}
+			ref := wire.TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm}
 			switch {
 			case !m.WasTracked:
 				s.Joined++
@@ -116,7 +109,7 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 				s.MovedOut++
 				movedOut = append(movedOut, ref)
 			}
-		case event.KindExit:
+		case wire.KindExit:
 			if _, ok := open[e.TID]; ok {
 				closeTID(e.TID)
 				continue
@@ -125,10 +118,10 @@ func BalanceSessionTasks(kernel []event.Kernel) SessionTasks {
 				continue
 			}
 			s.Entered++
-			entered = append(entered, TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm})
+			entered = append(entered, wire.TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm})
 		}
 	}
-	var left []TaskRef
+	var left []wire.TaskRef
 	for tid, n := range open {
 		s.Left += uint64(n)
 		left = append(left, last[tid])
@@ -151,10 +144,10 @@ func sortedTIDs(m map[uint32]int) []uint32 {
 
 // examples returns at most maxTaskExamples refs in TID order; never nil,
 // so the document always carries the list.
-func examples(refs []TaskRef) []TaskRef {
+func examples(refs []wire.TaskRef) []wire.TaskRef {
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].TID < refs[j].TID })
 	if len(refs) > maxTaskExamples {
 		refs = refs[:maxTaskExamples]
 	}
-	return append([]TaskRef{}, refs...)
+	return append([]wire.TaskRef{}, refs...)
 }

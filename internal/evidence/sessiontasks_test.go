@@ -6,76 +6,76 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
 // Event builders for the session task table; seqs are assigned in order.
-func tfork(ppid, ptid, cpid, ctid uint32) event.Kernel {
-	return event.Kernel{Kind: event.KindFork, PID: ppid, TID: ptid, Comm: "parent",
-		Fork: &event.Fork{ParentPID: ppid, ParentTID: ptid, ChildPID: cpid, ChildTID: ctid, Thread: cpid == ppid}}
+func tfork(ppid, ptid, cpid, ctid uint32) wire.Kernel {
+	return wire.Kernel{Kind: wire.KindFork, PID: ppid, TID: ptid, Comm: "parent",
+		Fork: &wire.Fork{ParentPID: ppid, ParentTID: ptid, ChildPID: cpid, ChildTID: ctid, Thread: cpid == ppid}}
 }
 
-func texit(pid, tid uint32, comm string) event.Kernel {
-	return event.Kernel{Kind: event.KindExit, PID: pid, TID: tid, Comm: event.Bytes(comm), Exit: &event.Exit{}}
+func texit(pid, tid uint32, comm string) wire.Kernel {
+	return wire.Kernel{Kind: wire.KindExit, PID: pid, TID: tid, Comm: wire.Bytes(comm), Exit: &wire.Exit{}}
 }
 
-func texec(pid, tid uint32, comm string) event.Kernel {
-	return event.Kernel{Kind: event.KindExec, PID: pid, TID: tid, Comm: event.Bytes(comm), Exec: &event.Exec{File: event.ResolvedPath{Path: event.Bytes("/bin/" + comm)}}}
+func texec(pid, tid uint32, comm string) wire.Kernel {
+	return wire.Kernel{Kind: wire.KindExec, PID: pid, TID: tid, Comm: wire.Bytes(comm), Exec: &wire.Exec{File: wire.ResolvedPath{Path: wire.Bytes("/bin/" + comm)}}}
 }
 
-func topen(pid, tid uint32) event.Kernel {
-	return event.Kernel{Kind: event.KindOpen, PID: pid, TID: tid, Comm: "x", Open: &event.Open{Name: event.Name{Requested: "/etc/hostname"}}}
+func topen(pid, tid uint32) wire.Kernel {
+	return wire.Kernel{Kind: wire.KindOpen, PID: pid, TID: tid, Comm: "x", Open: &wire.Open{Name: wire.Name{Requested: "/etc/hostname"}}}
 }
 
 func TestBalanceSessionTasks(t *testing.T) {
 	const runner = 100
 	cases := []struct {
 		name          string
-		events        []event.Kernel
+		events        []wire.Kernel
 		left, entered uint64
 		leftEx, entEx string
 	}{
 		{"empty", nil, 0, 0, "", ""},
-		{"first child forks and exits", []event.Kernel{
+		{"first child forks and exits", []wire.Kernel{
 			tfork(runner, runner, 10, 10), texec(10, 10, "sh"), tfork(10, 10, 11, 11), texit(11, 11, "ls"), texit(10, 10, "sh"),
 		}, 0, 0, "", ""},
-		{"threads each exit", []event.Kernel{
+		{"threads each exit", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 10, 12), tfork(10, 12, 10, 13),
 			texit(10, 13, "go"), texit(10, 10, "go"), texit(10, 12, "go"),
 		}, 0, 0, "", ""},
-		{"tid reused after exit", []event.Kernel{
+		{"tid reused after exit", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 11, 11), texit(11, 11, "a"), tfork(10, 10, 11, 11), texit(11, 11, "b"), texit(10, 10, "sh"),
 		}, 0, 0, "", ""},
-		{"tid reused, second use leaves", []event.Kernel{
+		{"tid reused, second use leaves", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 11, 11), texit(11, 11, "a"), tfork(10, 10, 11, 11), texec(11, 11, "b"), texit(10, 10, "sh"),
 		}, 1, 0, "11/11/b", ""},
-		{"child leaves the session", []event.Kernel{
+		{"child leaves the session", []wire.Kernel{
 			tfork(runner, runner, 10, 10), texec(10, 10, "sh"), tfork(10, 10, 11, 11), texit(10, 10, "sh"),
 		}, 1, 0, "11/11/parent", ""},
-		{"first child leaves", []event.Kernel{
+		{"first child leaves", []wire.Kernel{
 			tfork(runner, runner, 10, 10), texec(10, 10, "sh"), topen(10, 10),
 		}, 1, 0, "10/10/sh", ""},
-		{"task entered from outside", []event.Kernel{
+		{"task entered from outside", []wire.Kernel{
 			tfork(runner, runner, 10, 10), topen(20, 20), texit(20, 20, "sleep"), texit(10, 10, "sh"),
 		}, 0, 1, "", "20/20/sleep"},
-		{"left and entered", []event.Kernel{
+		{"left and entered", []wire.Kernel{
 			tfork(runner, runner, 10, 10), texit(30, 31, "in"), tfork(10, 10, 11, 11), texit(10, 10, "sh"),
 		}, 1, 1, "11/11/parent", "31/30/in"},
-		{"non-leader thread execs", []event.Kernel{
+		{"non-leader thread execs", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 10, 12), tfork(10, 10, 10, 13),
 			// 13 calls execve: 12 and the old leader exit, 13 takes TID 10.
 			texit(10, 12, "go"), texit(10, 10, "go"), texec(10, 10, "sh"), texit(10, 10, "sh"),
 		}, 0, 0, "", ""},
-		{"leader execs with threads gone", []event.Kernel{
+		{"leader execs with threads gone", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 10, 12), texit(10, 12, "go"), texec(10, 10, "sh"), texit(10, 10, "sh"),
 		}, 0, 0, "", ""},
-		{"non-leader exec with a thread that left", []event.Kernel{
+		{"non-leader exec with a thread that left", []wire.Kernel{
 			tfork(runner, runner, 10, 10), tfork(10, 10, 10, 12), tfork(10, 10, 10, 13), tfork(10, 10, 10, 14),
 			texit(10, 12, "go"), texit(10, 10, "go"), texec(10, 10, "sh"), texit(10, 10, "sh"),
 		}, 1, 0, "14/10/parent", ""},
-		{"kernel thread of a session process without fork", []event.Kernel{
+		{"kernel thread of a session process without fork", []wire.Kernel{
 			tfork(runner, runner, 10, 10), texit(10, 10, "uring"), texit(10, 11, "iou-sqp-10"),
 		}, 0, 0, "", ""},
 	}
@@ -99,7 +99,7 @@ func TestBalanceSessionTasks(t *testing.T) {
 }
 
 func TestBalanceSessionTasksBoundsExamples(t *testing.T) {
-	ev := []event.Kernel{tfork(100, 100, 10, 10)}
+	ev := []wire.Kernel{tfork(100, 100, 10, 10)}
 	for tid := uint32(30); tid > 20; tid-- {
 		ev = append(ev, tfork(10, 10, tid, tid))
 	}
@@ -115,7 +115,7 @@ func TestBalanceSessionTasksBoundsExamples(t *testing.T) {
 	}
 }
 
-func refs(r []evidence.TaskRef) string {
+func refs(r []wire.TaskRef) string {
 	var parts []string
 	for _, x := range r {
 		parts = append(parts, fmt.Sprintf("%d/%d/%s", x.TID, x.PID, x.Comm))
@@ -131,23 +131,23 @@ func TestSessionTasksInHealth(t *testing.T) {
 		status string
 		reason string
 	}{
-		{"balanced", func(in *evidence.HealthInput) {}, evidence.CorrelationClean, ""},
-		{"left, nothing lost", func(in *evidence.HealthInput) { in.SessionTasks.Left = 2 }, evidence.CorrelationPartial,
+		{"balanced", func(in *evidence.HealthInput) {}, wire.CorrelationClean, ""},
+		{"left, nothing lost", func(in *evidence.HealthInput) { in.SessionTasks.Left = 2 }, wire.CorrelationPartial,
 			"2 task(s) of the run were not seen exiting: still alive when the capture closed, and what they did afterwards was not captured"},
 		{"left with drops", func(in *evidence.HealthInput) {
 			in.SessionTasks.Left = 1
-			in.Drops = map[event.Kind]uint64{event.KindExit: 1}
-		}, evidence.CorrelationPartial, "1 task(s) of the run were not seen exiting: still alive when the capture closed, or their exit was lost"},
+			in.Drops = map[wire.Kind]uint64{wire.KindExit: 1}
+		}, wire.CorrelationPartial, "1 task(s) of the run were not seen exiting: still alive when the capture closed, or their exit was lost"},
 		{"left with drain unproven", func(in *evidence.HealthInput) {
 			in.SessionTasks.Left = 1
 			in.DrainProven = false
-		}, evidence.CorrelationPartial, "still alive when the capture closed, or their exit was lost"},
-		{"entered", func(in *evidence.HealthInput) { in.SessionTasks.Entered = 3 }, evidence.CorrelationPartial,
+		}, wire.CorrelationPartial, "still alive when the capture closed, or their exit was lost"},
+		{"entered", func(in *evidence.HealthInput) { in.SessionTasks.Entered = 3 }, wire.CorrelationPartial,
 			"3 task(s) exited that were not seen created or joining: their fork was lost"},
 		{"entered with drops", func(in *evidence.HealthInput) {
 			in.SessionTasks.Entered = 1
-			in.Drops = map[event.Kind]uint64{event.KindFork: 1}
-		}, evidence.CorrelationPartial, "1 task(s) exited that were not seen created or joining: their fork was lost"},
+			in.Drops = map[wire.Kind]uint64{wire.KindFork: 1}
+		}, wire.CorrelationPartial, "1 task(s) exited that were not seen created or joining: their fork was lost"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -158,10 +158,10 @@ func TestSessionTasksInHealth(t *testing.T) {
 			if got.Status != c.status || got.LeftSessionTasks != in.SessionTasks.Left || got.EnteredSessionTasks != in.SessionTasks.Entered {
 				t.Fatalf("correlation %+v", got)
 			}
-			if c.status == evidence.CorrelationClean {
+			if c.status == wire.CorrelationClean {
 				return
 			}
-			if h.KernelLayer.Status == evidence.LayerComplete {
+			if h.KernelLayer.Status == wire.LayerComplete {
 				t.Fatal("kernel layer complete while tasks left or entered the session")
 			}
 			if !strings.Contains(strings.Join(got.Reasons, "\n"), c.reason) {
@@ -177,7 +177,7 @@ func TestSessionTasksInHealth(t *testing.T) {
 // BenchmarkBalanceSessionTasks measures the balance over a run of 100k
 // events: 10k short-lived processes, each with opens between fork and exit.
 func BenchmarkBalanceSessionTasks(b *testing.B) {
-	var ev []event.Kernel
+	var ev []wire.Kernel
 	ev = append(ev, tfork(100, 100, 10, 10))
 	for i := 0; len(ev) < 100_000; i++ {
 		tid := uint32(1000 + i%30000)

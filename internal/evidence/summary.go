@@ -3,7 +3,7 @@ package evidence
 import (
 	"sort"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // SummarySchema is the schema id of vigil inspect --json output.
@@ -14,16 +14,16 @@ const SummarySchema = "vigil.inspect/v2"
 // observation-health.json unchanged; the rest is condensed from the other
 // entries.
 type Summary struct {
-	Schema       string   `json:"schema"` // SummarySchema
-	RunID        string   `json:"run_id"`
-	VigilVersion string   `json:"vigil_version"`
-	Argv         []string `json:"argv"`
-	ExitCode     int      `json:"exit_code"`
-	Signal       int      `json:"signal"`
-	StartTime    string   `json:"start_time"`
-	EndTime      string   `json:"end_time"`
-	HostClass    string   `json:"host_class"`
-	Health       Health   `json:"health"`
+	Schema       string      `json:"schema"` // SummarySchema
+	RunID        string      `json:"run_id"`
+	VigilVersion string      `json:"vigil_version"`
+	Argv         []string    `json:"argv"`
+	ExitCode     int         `json:"exit_code"`
+	Signal       int         `json:"signal"`
+	StartTime    string      `json:"start_time"`
+	EndTime      string      `json:"end_time"`
+	HostClass    string      `json:"host_class"`
+	Health       wire.Health `json:"health"`
 	// TotalEvents is the number of lines in layers/kernel.ndjson.
 	TotalEvents uint64 `json:"total_events"`
 	// TopPaths are the most-opened paths (failed opens included), most
@@ -31,17 +31,17 @@ type Summary struct {
 	TopPaths []PathCount `json:"top_paths"`
 	// DistinctPaths is how many different paths were opened, so a
 	// clipped TopPaths says how much it left out.
-	DistinctPaths int           `json:"distinct_paths"`
-	FilesRead     int           `json:"files_read"`
-	FilesWritten  int           `json:"files_written"`
-	FilesCreated  int           `json:"files_created"`
-	OpenFailures  int           `json:"open_failures"`
-	FilesDeleted  int           `json:"files_deleted"`
-	Execs         []event.Bytes `json:"execs"`
-	Network       []Endpoint    `json:"network"`
-	NetworkSent   []Endpoint    `json:"network_sent"`
-	NetworkLocal  []Endpoint    `json:"network_local"`
-	ToolCalls     []CallBrief   `json:"tool_calls"`
+	DistinctPaths int          `json:"distinct_paths"`
+	FilesRead     int          `json:"files_read"`
+	FilesWritten  int          `json:"files_written"`
+	FilesCreated  int          `json:"files_created"`
+	OpenFailures  int          `json:"open_failures"`
+	FilesDeleted  int          `json:"files_deleted"`
+	Execs         []wire.Bytes `json:"execs"`
+	Network       []Endpoint   `json:"network"`
+	NetworkSent   []Endpoint   `json:"network_sent"`
+	NetworkLocal  []Endpoint   `json:"network_local"`
+	ToolCalls     []CallBrief  `json:"tool_calls"`
 	// Unattributed counts kernel events inside no tool call's window; zero
 	// when there is no SDK layer.
 	Unattributed uint64 `json:"unattributed_events"`
@@ -49,21 +49,21 @@ type Summary struct {
 
 // PathCount is a path and how often it was opened.
 type PathCount struct {
-	Path  event.Bytes `json:"path"`
-	Opens uint64      `json:"opens"`
+	Path  wire.Bytes `json:"path"`
+	Opens uint64     `json:"opens"`
 }
 
 // CallBrief condenses one correlation-report tool call.
 type CallBrief struct {
-	ToolCallID string `json:"tool_call_id"`
-	ToolName   string `json:"tool_name"`
-	Status     string `json:"status"`
-	Completed  bool   `json:"completed"`
+	ToolCallID string      `json:"tool_call_id"`
+	ToolName   string      `json:"tool_name"`
+	Status     wire.Status `json:"status"`
+	Completed  bool        `json:"completed"`
 	// DurationNS is completed minus started monotonic time; 0 when the
 	// call never completed.
-	DurationNS uint64                `json:"duration_ns"`
-	Events     uint64                `json:"kernel_events"`
-	ByKind     map[event.Kind]uint64 `json:"by_kind"`
+	DurationNS uint64               `json:"duration_ns"`
+	Events     uint64               `json:"kernel_events"`
+	ByKind     map[wire.Kind]uint64 `json:"by_kind"`
 }
 
 // Summarize condenses b, listing at most top paths.
@@ -85,13 +85,13 @@ func Summarize(b *Bundle, top int) Summary {
 		FilesCreated: len(b.Surface.FilesCreated),
 		OpenFailures: len(b.Surface.OpenFailures),
 		FilesDeleted: len(b.Surface.FilesDeleted),
-		Execs:        append([]event.Bytes{}, b.Surface.Execs...),
+		Execs:        append([]wire.Bytes{}, b.Surface.Execs...),
 		Network:      append([]Endpoint{}, b.Surface.Network...),
 		NetworkSent:  append([]Endpoint{}, b.Surface.NetworkSent...),
 		NetworkLocal: append([]Endpoint{}, b.Surface.NetworkLocal...),
 		ToolCalls:    []CallBrief{},
 	}
-	opens := map[event.Bytes]uint64{}
+	opens := map[wire.Bytes]uint64{}
 	for i := range b.Kernel {
 		if o := b.Kernel[i].Open; o != nil {
 			if o.File != nil {

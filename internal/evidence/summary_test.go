@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 func TestSummarize(t *testing.T) {
@@ -25,7 +24,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 	data, _ := json.Marshal(s)
-	if err := schema.Validate("inspect", data); err != nil {
+	if err := wire.Validate("inspect", data); err != nil {
 		t.Fatalf("inspect schema: %v", err)
 	}
 	text := s.Text()
@@ -41,9 +40,9 @@ func TestSummarize(t *testing.T) {
 	// verdict.
 	lossy := evidencetest.Bundle(40, 0)
 	in := evidence.InputOf(lossy.Health)
-	in.Drops = map[event.Kind]uint64{event.KindOpen: 4}
-	in.RingFull = map[event.Kind]uint64{event.KindOpen: 1}
-	in.SlotsBusy = map[event.Kind]uint64{event.KindOpen: 3}
+	in.Drops = map[wire.Kind]uint64{wire.KindOpen: 4}
+	in.RingFull = map[wire.Kind]uint64{wire.KindOpen: 1}
+	in.SlotsBusy = map[wire.Kind]uint64{wire.KindOpen: 3}
 	in.ReadFaults, in.ProgramMisses = 2, map[string]uint64{"sys_exit": 5}
 	in.DecodeErrors, in.DecodeDetail = 1, "record of 3 bytes"
 	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
@@ -64,7 +63,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("text:\n%s", none.Text())
 	}
 	data, _ = json.Marshal(none)
-	if err := schema.Validate("inspect", data); err != nil {
+	if err := wire.Validate("inspect", data); err != nil {
 		t.Fatalf("inspect schema: %v", err)
 	}
 }

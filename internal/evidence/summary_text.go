@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // Text renders the summary for people: health first, then what the run
@@ -35,7 +35,7 @@ func (s Summary) Text() string {
 		c.LeftSessionTasks, c.MovedOutTasks, c.JoinedTasks, c.EnteredSessionTasks)
 	for _, l := range []struct {
 		name string
-		refs []TaskRef
+		refs []wire.TaskRef
 	}{{"alive at end", c.LeftSessionExamples}, {"moved out", c.MovedOutExamples}, {"joined", c.JoinedExamples}, {"unexplained", c.EnteredSessionExamples}} {
 		if len(l.refs) > 0 {
 			p("  %-17s %s\n", l.name, taskList(l.refs))
@@ -113,7 +113,7 @@ func (s Summary) Text() string {
 			}
 		}
 	}
-	if h.SDKLayer.Status == SDKAbsent {
+	if h.SDKLayer.Status == wire.SDKAbsent {
 		p("\ntool calls          none (no SDK layer)\n")
 		return b.String()
 	}
@@ -130,7 +130,7 @@ func (s Summary) Text() string {
 
 // kindList renders per-kind counts in the fixed kind order, then any
 // other kinds, skipping zeros.
-func kindList(m map[event.Kind]uint64) string {
+func kindList(m map[wire.Kind]uint64) string {
 	var parts []string
 	for _, k := range sortedKinds(m) {
 		if m[k] > 0 {
@@ -161,7 +161,7 @@ func wallDuration(start, end string) string {
 }
 
 // taskList renders tasks as "comm (tid N, pid M), ...".
-func taskList(refs []TaskRef) string {
+func taskList(refs []wire.TaskRef) string {
 	parts := make([]string, len(refs))
 	for i, r := range refs {
 		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm.Text(), r.TID, r.PID)

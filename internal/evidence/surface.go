@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // CapabilitySurface is capability-surface.json: what the run did, as sorted
 // sets. A path is the kernel's resolved absolute path where the kernel
 // resolved one (an opened file, an executable); otherwise it is the name
 // the caller passed joined to the directory the kernel resolved it
-// against (see event.Name.Path), with "." and ".." removed lexically so
+// against (see wire.Name.Path), with "." and ".." removed lexically so
 // that one file has one spelling (a symlinked directory before ".." could
 // make that spelling differ from where the kernel went; the events keep
 // the name as given). Only calls that succeeded count, except in the two
@@ -22,32 +22,32 @@ type CapabilitySurface struct {
 	Schema string `json:"schema"` // SurfaceSchema
 	RunID  string `json:"run_id"`
 	// FilesRead are files opened for reading (read or read_write access).
-	FilesRead []event.Bytes `json:"files_read"`
+	FilesRead []wire.Bytes `json:"files_read"`
 	// FilesWritten are files opened for writing (write or read_write
 	// access, or with create/truncate/append).
-	FilesWritten []event.Bytes `json:"files_written"`
+	FilesWritten []wire.Bytes `json:"files_written"`
 	// FilesCreated are files opened with O_CREAT (the open may have found
 	// the file there) and nodes made by mknod.
-	FilesCreated []event.Bytes `json:"files_created"`
+	FilesCreated []wire.Bytes `json:"files_created"`
 	// OpenFailures are names whose open returned an error; they are kept
 	// apart so the surface does not claim access that was refused.
-	OpenFailures []event.Bytes `json:"open_failures"`
+	OpenFailures []wire.Bytes `json:"open_failures"`
 	// FilesDeleted are names unlinked or removed (rmdir).
-	FilesDeleted []event.Bytes `json:"files_deleted"`
+	FilesDeleted []wire.Bytes `json:"files_deleted"`
 	// DirsCreated are directories made by mkdir.
-	DirsCreated []event.Bytes `json:"dirs_created"`
+	DirsCreated []wire.Bytes `json:"dirs_created"`
 	// FilesRenamed are rename pairs.
 	FilesRenamed []Rename `json:"files_renamed"`
 	// LinksCreated are the new names of hard and symbolic links.
-	LinksCreated []event.Bytes `json:"links_created"`
+	LinksCreated []wire.Bytes `json:"links_created"`
 	// ModeChanged are files whose mode or owner was changed.
-	ModeChanged []event.Bytes `json:"mode_changed"`
+	ModeChanged []wire.Bytes `json:"mode_changed"`
 	// FilesTruncated are files truncated by truncate/ftruncate.
-	FilesTruncated []event.Bytes `json:"files_truncated"`
+	FilesTruncated []wire.Bytes `json:"files_truncated"`
 	// Execs are the programs executed (the kernel's resolved executable).
-	Execs []event.Bytes `json:"execs"`
+	Execs []wire.Bytes `json:"execs"`
 	// ExecFailures are names whose execve failed.
-	ExecFailures []event.Bytes `json:"exec_failures"`
+	ExecFailures []wire.Bytes `json:"exec_failures"`
 	// Network are the endpoints connect(2) was called on, whatever the
 	// result (non-blocking connects report -EINPROGRESS).
 	Network []Endpoint `json:"network"`
@@ -59,21 +59,21 @@ type CapabilitySurface struct {
 
 // Endpoint is one socket address.
 type Endpoint struct {
-	Family string      `json:"family"`
-	Addr   event.Bytes `json:"addr"`
-	Port   uint16      `json:"port"`
+	Family string     `json:"family"`
+	Addr   wire.Bytes `json:"addr"`
+	Port   uint16     `json:"port"`
 }
 
 // Rename is one rename: From became To.
 type Rename struct {
-	From event.Bytes `json:"from"`
-	To   event.Bytes `json:"to"`
+	From wire.Bytes `json:"from"`
+	To   wire.Bytes `json:"to"`
 }
 
-type set map[event.Bytes]bool
+type set map[wire.Bytes]bool
 
-func (s set) sorted() []event.Bytes {
-	out := make([]event.Bytes, 0, len(s))
+func (s set) sorted() []wire.Bytes {
+	out := make([]wire.Bytes, 0, len(s))
 	for k := range s {
 		out = append(out, k)
 	}
@@ -94,7 +94,7 @@ func (s endpoints) sorted() []Endpoint {
 
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
-func BuildSurface(kernel []event.Kernel) CapabilitySurface {
+func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 	read, written, created, openFailed := set{}, set{}, set{}, set{}
 	deleted, dirs, links, modes, truncated := set{}, set{}, set{}, set{}, set{}
 	execs, execFailed := set{}, set{}
@@ -180,16 +180,16 @@ func BuildSurface(kernel []event.Kernel) CapabilitySurface {
 
 // cleanPath removes "." and ".." lexically (a resolved path is already
 // clean; a name joined to its directory may not be).
-func cleanPath(p event.Bytes) event.Bytes {
+func cleanPath(p wire.Bytes) wire.Bytes {
 	if p == "" {
 		return p
 	}
-	return event.Bytes(path.Clean(string(p)))
+	return wire.Bytes(path.Clean(string(p)))
 }
 
-func namePath(n event.Name) event.Bytes { return cleanPath(n.Path()) }
+func namePath(n wire.Name) wire.Bytes { return cleanPath(n.Path()) }
 
-func objectPath(f *event.FileOp) event.Bytes { return cleanPath(f.ObjectPath()) }
+func objectPath(f *wire.FileOp) wire.Bytes { return cleanPath(f.ObjectPath()) }
 
 func compareEndpoints(a, b Endpoint) int {
 	if c := strings.Compare(a.Family, b.Family); c != 0 {

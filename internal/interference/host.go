@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // sysRoot and procRoot are where host facts are read (tests point them
@@ -23,8 +23,8 @@ const (
 )
 
 // ReadHost describes the host now, with warnings.
-func ReadHost() sample.HostState {
-	h := sample.HostState{MemAvailable: -1, SwapTotal: -1, SwapUsed: -1, Load1: -1, CPUPressure: -1, Governors: []string{}}
+func ReadHost() wire.HostState {
+	h := wire.HostState{MemAvailable: -1, SwapTotal: -1, SwapUsed: -1, Load1: -1, CPUPressure: -1, Governors: []string{}}
 	govs := map[string]bool{}
 	files, _ := filepath.Glob(filepath.Join(sysRoot, "devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"))
 	for _, f := range files {
@@ -75,7 +75,7 @@ func ReadHost() sample.HostState {
 
 // Warn lists the conditions of h that make wall-time comparisons less
 // trustworthy.
-func Warn(h sample.HostState) []string {
+func Warn(h wire.HostState) []string {
 	w := []string{}
 	for _, g := range h.Governors {
 		if g != "performance" {

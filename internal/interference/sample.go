@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // userHZ is the unit of /proc/stat: fixed at 100 by the kernel ABI on
@@ -136,9 +136,9 @@ type Tree struct {
 }
 
 // Measure is the interference during a sample that ran from a to b.
-func Measure(a, b Snapshot, tree Tree) sample.Interference {
+func Measure(a, b Snapshot, tree Tree) wire.Interference {
 	wall := b.At.Sub(a.At)
-	in := sample.Interference{Unavailable: append(append([]string{}, a.why...), b.why...)}
+	in := wire.Interference{Unavailable: append(append([]string{}, a.why...), b.why...)}
 	in.VoluntaryCtxSwitches = &tree.Voluntary
 	in.InvoluntaryCtxSwitches = &tree.Preempted
 	// Migrations of a whole tree need a perf counter inherited by every
@@ -190,13 +190,13 @@ const DefaultMaxForeignCPUs = 0.5
 // The figure is compared net of its resolution (see ForeignCPUsResolution):
 // a short sample is called contended only when the tick counts leave no
 // doubt, never because of their rounding.
-func Contended(in *sample.Interference, maxForeign float64) bool {
+func Contended(in *wire.Interference, maxForeign float64) bool {
 	return maxForeign > 0 && Over(in, maxForeign)
 }
 
 // Over reports whether the foreign load of in, net of its resolution,
 // exceeds limit.
-func Over(in *sample.Interference, limit float64) bool {
+func Over(in *wire.Interference, limit float64) bool {
 	if in == nil || in.ForeignCPUs == nil {
 		return false
 	}

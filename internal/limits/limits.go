@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Spec is what to cap; a zero field means no cap.
@@ -45,7 +45,7 @@ func (s Spec) Check() error {
 // minMemory is a floor below which exec itself cannot succeed.
 const minMemory = 1 << 20
 
-// Hierarchies a limit can live in (evidence.Limit.Hierarchy).
+// Hierarchies a limit can live in (wire.Limit.Hierarchy).
 const (
 	V2 = "cgroup-v2"
 	V1 = "cgroup-v1"
@@ -221,13 +221,13 @@ func writeFile(dir, name, value string) error {
 
 // Report reads how each limit fared; call it before Remove and before the
 // v2 session is removed. A counter the host does not provide is -1.
-func (s *Set) Report() []evidence.Limit {
+func (s *Set) Report() []wire.Limit {
 	if s == nil {
 		return nil
 	}
-	out := []evidence.Limit{}
+	out := []wire.Limit{}
 	for _, l := range s.limits {
-		r := evidence.Limit{Controller: l.controller, Max: l.max, Hierarchy: l.hierarchy, Hits: -1, OOMKills: -1, Peak: -1}
+		r := wire.Limit{Controller: l.controller, Max: l.max, Hierarchy: l.hierarchy, Hits: -1, OOMKills: -1, Peak: -1}
 		switch {
 		case l.controller == "pids":
 			// pids.events "max" counts forks refused, in v1 and v2.

@@ -7,8 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Attribute names. Those without the vigil. prefix are OpenTelemetry
@@ -139,7 +139,7 @@ func processAttrs(m pcommon.Map, p *evidence.Process) {
 }
 
 // eventAttrs describes one kernel event; the span event's name is its kind.
-func eventAttrs(m pcommon.Map, e *event.Kernel) {
+func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 	m.PutInt(AttrSeq, int64(e.Seq))
 	m.PutInt(AttrProcessPID, int64(e.PID))
 	m.PutInt(AttrThreadID, int64(e.TID))
@@ -213,9 +213,9 @@ func eventAttrs(m pcommon.Map, e *event.Kernel) {
 	}
 }
 
-func netAttrs(m pcommon.Map, kind event.Kind, n *event.Net) {
+func netAttrs(m pcommon.Map, kind wire.Kind, n *wire.Net) {
 	addr, port := AttrNetPeerAddress, AttrNetPeerPort
-	if kind == event.KindBind || kind == event.KindListen {
+	if kind == wire.KindBind || kind == wire.KindListen {
 		addr, port = AttrNetLocalAddress, AttrNetLocalPort
 	}
 	m.PutStr(addr, n.Addr.Text())
@@ -237,7 +237,7 @@ func netAttrs(m pcommon.Map, kind event.Kind, n *event.Net) {
 	putResult(m, n.Ret)
 }
 
-func putPath(m pcommon.Map, key string, p *event.ResolvedPath) {
+func putPath(m pcommon.Map, key string, p *wire.ResolvedPath) {
 	m.PutStr(key, p.Path.Text())
 	if p.Detached {
 		m.PutBool(AttrFileDetached, true)
@@ -267,7 +267,7 @@ func putStrs(m pcommon.Map, key string, vals []string) {
 	}
 }
 
-func putBytesSlice(m pcommon.Map, key string, b []event.Bytes, s []string) {
+func putBytesSlice(m pcommon.Map, key string, b []wire.Bytes, s []string) {
 	out := m.PutEmptySlice(key)
 	for _, v := range b {
 		out.AppendEmpty().SetStr(v.Text())

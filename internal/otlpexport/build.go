@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Defaults for Options.
@@ -180,7 +181,7 @@ func wallClock(b *evidence.Bundle) (func(uint64) int64, string) {
 		return c.WallNS, "run.clock"
 	}
 	if len(b.SDK) > 0 {
-		a := evidence.ClockAnchor{MonoNS: b.SDK[0].MonoNS, UnixNS: b.SDK[0].TimeUnixNS}
+		a := wire.ClockAnchor{MonoNS: b.SDK[0].MonoNS, UnixNS: b.SDK[0].TimeUnixNS}
 		return a.WallNS, "sdk"
 	}
 	start, _ := time.Parse(time.RFC3339Nano, b.Run.StartTime)
@@ -191,7 +192,7 @@ func wallClock(b *evidence.Bundle) (func(uint64) int64, string) {
 			first = min(first, k.TimeNS)
 		}
 	}
-	a := evidence.ClockAnchor{MonoNS: first, UnixNS: start.UnixNano()}
+	a := wire.ClockAnchor{MonoNS: first, UnixNS: start.UnixNano()}
 	return a.WallNS, "run.start_time"
 }
 

@@ -8,9 +8,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
 )
 
 // flat is every span of an export with its batch index.
@@ -58,8 +58,8 @@ func strAttr(m pcommon.Map, key string) string {
 // context, a clock anchor, and tool calls with the workload's span ids.
 func traced(n, calls int) *evidence.Bundle {
 	b := evidencetest.Bundle(n, calls)
-	b.Run.Trace = &evidence.TraceContext{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7", Sampled: true}
-	b.Run.Clock = &evidence.ClockAnchor{MonoNS: 1_000_000_000, UnixNS: 1_767_323_045_000_000_000}
+	b.Run.Trace = &wire.TraceContext{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7", Sampled: true}
+	b.Run.Clock = &wire.ClockAnchor{MonoNS: 1_000_000_000, UnixNS: 1_767_323_045_000_000_000}
 	for i := range b.SDK {
 		b.SDK[i].TraceID = b.Run.Trace.TraceID
 		b.SDK[i].SpanID = strings.Repeat("0", 13) + string(rune('a'+i/2)) + "01"
@@ -206,8 +206,8 @@ func TestToolCallEventsUnderWorkloadSpan(t *testing.T) {
 // TestOpenEventAttributes: an open carries the resolved path, the flags
 // as a number and spelled out, the access, the result and the pid.
 func TestOpenEventAttributes(t *testing.T) {
-	fail := event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100,
-		Name: event.Name{Requested: "/etc/shadow"}, Flags: 0, Ret: -13, Access: event.AccessRead}}
+	fail := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100,
+		Name: wire.Name{Requested: "/etc/shadow"}, Flags: 0, Ret: -13, Access: wire.AccessRead}}
 	b := evidencetest.WithExtra(20, 0, "", fail)
 	x, err := Build(b, Options{})
 	if err != nil {
@@ -276,7 +276,7 @@ func TestExportIsDeterministic(t *testing.T) {
 }
 
 func TestBadTraceContextRefused(t *testing.T) {
-	for _, tc := range []evidence.TraceContext{
+	for _, tc := range []wire.TraceContext{
 		{TraceID: "xyz", SpanID: "00f067aa0ba902b7"},
 		{TraceID: strings.Repeat("0", 32), SpanID: "00f067aa0ba902b7"},
 		{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902"},

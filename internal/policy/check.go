@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // ResultSchema is the schema id of vigil check --format json output.
@@ -59,11 +59,11 @@ type Violation struct {
 
 // EventRef is one kernel event behind a violation.
 type EventRef struct {
-	Seq    uint64      `json:"seq"`
-	PID    uint32      `json:"pid"`
-	TID    uint32      `json:"tid"`
-	Comm   event.Bytes `json:"comm"`
-	Failed bool        `json:"failed"`
+	Seq    uint64     `json:"seq"`
+	PID    uint32     `json:"pid"`
+	TID    uint32     `json:"tid"`
+	Comm   wire.Bytes `json:"comm"`
+	Failed bool       `json:"failed"`
 	// ToolCalls are the tool calls whose window holds the event (empty
 	// outside every call, or without an SDK layer).
 	ToolCalls []CallRef `json:"tool_calls"`
@@ -190,10 +190,10 @@ func (p *Policy) deniable() []evidence.Op {
 func incompleteness(b *evidence.Bundle, p *Policy) []string {
 	out := []string{}
 	h := b.Health
-	if h.KernelLayer.Status != evidence.LayerComplete {
+	if h.KernelLayer.Status != wire.LayerComplete {
 		out = append(out, "kernel layer "+h.KernelLayer.Status)
 	}
-	if h.CgroupCorrelation.Status != evidence.CorrelationClean {
+	if h.CgroupCorrelation.Status != wire.CorrelationClean {
 		out = append(out, "cgroup correlation "+h.CgroupCorrelation.Status)
 	}
 	covered := map[string]bool{}
@@ -210,7 +210,7 @@ func incompleteness(b *evidence.Bundle, p *Policy) []string {
 		}
 	}
 	scoped := slices.ContainsFunc(p.Rules, func(r Rule) bool { return r.Tool != "" })
-	if scoped && h.SDKLayer.Status != evidence.SDKComplete {
+	if scoped && h.SDKLayer.Status != wire.SDKComplete {
 		out = append(out, "rules scoped to a tool need the SDK layer, which is "+h.SDKLayer.Status)
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"vigil/internal/evidence"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // Schema is the schema id a policy document names.
@@ -86,7 +86,7 @@ func Parse(data []byte) (*Policy, error) {
 	if err := dec.Decode(&p); err != nil && strings.Contains(err.Error(), "unknown field") {
 		return nil, oneLineErr(err)
 	}
-	if err := schema.Validate("policy", js); err != nil {
+	if err := wire.Validate("policy", js); err != nil {
 		if strings.Contains(err.Error(), "got boolean, want string") {
 			err = fmt.Errorf("%v (YAML reads y, n, yes, no, on and off as booleans: quote the value)", err)
 		}

@@ -8,11 +8,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 	"vigil/internal/testenv"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 func TestParseRejectsBadPolicies(t *testing.T) {
@@ -58,7 +57,7 @@ func TestParseRejectsBadPolicies(t *testing.T) {
 
 func TestEndpointPatterns(t *testing.T) {
 	ep := func(fam, addr string, port uint16) evidence.Endpoint {
-		return evidence.Endpoint{Family: fam, Addr: event.Bytes(addr), Port: port}
+		return evidence.Endpoint{Family: fam, Addr: wire.Bytes(addr), Port: port}
 	}
 	cases := []struct {
 		pattern string
@@ -115,14 +114,14 @@ rules:
 // every hook attached says.
 func fullyCovered(b *evidence.Bundle) *evidence.Bundle {
 	b.Health.Coverage.Covered = nil
-	for _, k := range event.Kinds {
-		b.Health.Coverage.Covered = append(b.Health.Coverage.Covered, evidence.CoveredClass{Class: string(k), Hook: "tp_btf/x", Attached: true})
+	for _, k := range wire.Kinds {
+		b.Health.Coverage.Covered = append(b.Health.Coverage.Covered, wire.CoveredClass{Class: string(k), Hook: "tp_btf/x", Attached: true})
 	}
 	return b
 }
 
 // withExtra is the fixture run with extra events, fully covered.
-func withExtra(n, calls int, extra ...event.Kernel) *evidence.Bundle {
+func withExtra(n, calls int, extra ...wire.Kernel) *evidence.Bundle {
 	return fullyCovered(evidencetest.WithExtra(n, calls, "", extra...))
 }
 
@@ -149,9 +148,9 @@ func TestCheckPassesTheNormalRun(t *testing.T) {
 }
 
 func TestCheckFindsTheViolations(t *testing.T) {
-	passwd := event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, File: &event.ResolvedPath{Path: "/etc/passwd"},
-		Name: event.Name{Requested: "/etc/passwd"}, Ret: 3, Access: event.AccessRead}}
-	conn := event.Kernel{Kind: event.KindConnect, Net: &event.Net{Fd: 7, Family: "inet", Addr: "127.0.0.1", Port: 9999,
+	passwd := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100, File: &wire.ResolvedPath{Path: "/etc/passwd"},
+		Name: wire.Name{Requested: "/etc/passwd"}, Ret: 3, Access: wire.AccessRead}}
+	conn := wire.Kernel{Kind: wire.KindConnect, Net: &wire.Net{Fd: 7, Family: "inet", Addr: "127.0.0.1", Port: 9999,
 		AddrFrom: "socket", SockType: "stream", Syscall: "connect", Ret: 0}}
 	b := withExtra(40, 2, passwd, conn, passwd)
 	last := b.Kernel[len(b.Kernel)-1].Seq
@@ -168,7 +167,7 @@ func TestCheckFindsTheViolations(t *testing.T) {
 		t.Errorf("second violation: %+v", v)
 	}
 	data, _ := json.Marshal(r)
-	if err := schema.Validate("policy-check", data); err != nil {
+	if err := wire.Validate("policy-check", data); err != nil {
 		t.Errorf("JSON against its schema: %v", err)
 	}
 	// A deny rule before the allow rules names itself.
@@ -187,8 +186,8 @@ func TestCheckAttemptsAndToolScope(t *testing.T) {
 	}
 	// Workspace writes only inside write_file calls: a write after both
 	// windows becomes a violation, those inside stay allowed.
-	late := event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, File: &event.ResolvedPath{Path: "/home/agent/work/late"},
-		Name: event.Name{Requested: "/home/agent/work/late"}, Ret: 3, Access: event.AccessWrite}}
+	late := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100, File: &wire.ResolvedPath{Path: "/home/agent/work/late"},
+		Name: wire.Name{Requested: "/home/agent/work/late"}, Ret: 3, Access: wire.AccessWrite}}
 	b = withExtra(40, 2, late)
 	scoped := strings.Replace(workspacePolicy, "    ops: [read, write, create, delete, mkdir, rename]\n", "    ops: [read, write, create, delete, mkdir, rename]\n    tool: write_file\n", 1)
 	r = Check(b, must(t, scoped))
@@ -210,7 +209,7 @@ func TestCheckAttemptsAndToolScope(t *testing.T) {
 
 func TestCheckCannotPassAnIncompleteRecord(t *testing.T) {
 	b := withExtra(40, 2)
-	b.Health.KernelLayer.Status = evidence.LayerPartial
+	b.Health.KernelLayer.Status = wire.LayerPartial
 	r := Check(b, must(t, workspacePolicy))
 	if r.Status != StatusIncomplete || r.Complete || r.Summary != "no violation seen in an incomplete record" {
 		t.Fatalf("%s", r.Text())
@@ -225,7 +224,7 @@ func TestCheckCannotPassAnIncompleteRecord(t *testing.T) {
 	// An allow-by-default policy that denies only exec needs only exec.
 	onlyExec := "schema: vigil.policy/v1\ndefault: allow\nrules:\n- {name: no-sh, action: deny, ops: [exec], paths: [/bin/sh]}\n"
 	b = withExtra(40, 2)
-	b.Health.Coverage.Covered = []evidence.CoveredClass{{Class: "exec", Attached: true}, {Class: "exec_failed", Attached: true}}
+	b.Health.Coverage.Covered = []wire.CoveredClass{{Class: "exec", Attached: true}, {Class: "exec_failed", Attached: true}}
 	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
 		t.Errorf("%s", r.Text())
 	}
@@ -255,14 +254,14 @@ func TestSARIFValidatesAgainstTheStandardSchema(t *testing.T) {
 	if bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"version":"2.1.0","runs":[{"results":[]}]}`)); sch.Validate(bad) == nil {
 		t.Fatal("the SARIF schema accepts a run without a tool")
 	}
-	conn := event.Kernel{Kind: event.KindConnect, Net: &event.Net{Fd: 7, Family: "inet", Addr: "127.0.0.1", Port: 9999,
+	conn := wire.Kernel{Kind: wire.KindConnect, Net: &wire.Net{Fd: 7, Family: "inet", Addr: "127.0.0.1", Port: 9999,
 		AddrFrom: "socket", SockType: "stream", Syscall: "connect", Ret: 0}}
-	passwd := event.Kernel{Kind: event.KindOpen, Open: &event.Open{Syscall: "openat", Dirfd: -100, File: &event.ResolvedPath{Path: "/etc/pass wd"},
-		Name: event.Name{Requested: "/etc/pass wd"}, Ret: 3, Access: event.AccessRead}}
+	passwd := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100, File: &wire.ResolvedPath{Path: "/etc/pass wd"},
+		Name: wire.Name{Requested: "/etc/pass wd"}, Ret: 3, Access: wire.AccessRead}}
 	for _, partial := range []bool{false, true} {
 		b := withExtra(40, 2, conn, passwd)
 		if partial {
-			b.Health.KernelLayer.Status = evidence.LayerPartial
+			b.Health.KernelLayer.Status = wire.LayerPartial
 		}
 		p := must(t, workspacePolicy)
 		r := Check(b, p)

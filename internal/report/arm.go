@@ -3,16 +3,16 @@ package report
 import (
 	"sort"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // excluded reports whether a sample is a warm-up (never used for anything
 // but a count).
-func excluded(s *sample.Sample) bool { return s.Warmup || s.Block < 0 }
+func excluded(s *wire.Sample) bool { return s.Warmup || s.Block < 0 }
 
 // reasonOf names why an invalid sample was discarded.
-func reasonOf(s *sample.Sample) string {
+func reasonOf(s *wire.Sample) string {
 	if s.InvalidReason != "" {
 		return s.InvalidReason
 	}
@@ -23,7 +23,7 @@ func reasonOf(s *sample.Sample) string {
 // the valid sample with the lowest attempt is used; invalid samples are
 // counted by reason, warm-ups are counted and excluded.
 func buildArm(r *run, cell, arm, kind string, conf float64) *ArmSummary {
-	a := &ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, byBlock: map[int]*sample.Sample{}}
+	a := &ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, byBlock: map[int]*wire.Sample{}}
 	for i := range r.samples {
 		s := &r.samples[i]
 		if s.Cell != cell || s.Arm != arm {

@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // BenchmarkBuild measures summarizing the reference scenario (3 cells,
@@ -13,7 +13,7 @@ import (
 func BenchmarkBuild(b *testing.B) {
 	p, ss := referenceRun().build()
 	for b.Loop() {
-		if _, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions()); err != nil {
+		if _, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"x"}, DefaultOptions()); err != nil {
 			b.Fatal(err)
 		}
 	}

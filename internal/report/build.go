@@ -3,14 +3,14 @@ package report
 import (
 	"fmt"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Build computes the summary for one or several bench output directories
 // (plans[i] with samples[i]; sources[i] names the directory, for messages).
 // Shards of one plan (same host_class and seed) are merged; other runs are
 // summarized side by side.
-func Build(plans []sample.Plan, samples [][]sample.Sample, sources []string, o Options) (*Summary, error) {
+func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Options) (*Summary, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // maxPracticalFactor bounds the stopping rule: needing more than this many
@@ -20,10 +20,10 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 	out := map[string]*ArmSummary{}
 	traced := map[string]map[string]*ArmSummary{} // export -> kind -> arm
 	for _, a := range arms {
-		if a.ArmKind == sample.ArmB || a.ArmKind == sample.ArmC {
+		if a.ArmKind == wire.ArmB || a.ArmKind == wire.ArmC {
 			e := a.Export
 			if e == "" {
-				e = sample.ExportFile
+				e = wire.ExportFile
 			}
 			if traced[e] == nil {
 				traced[e] = map[string]*ArmSummary{}
@@ -37,9 +37,9 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 			out[a.ArmKind] = a
 		}
 	}
-	for _, e := range []string{sample.ExportFile, sample.ExportCollector} {
-		if t := traced[e]; t[sample.ArmB] != nil && t[sample.ArmC] != nil {
-			out[sample.ArmB], out[sample.ArmC] = t[sample.ArmB], t[sample.ArmC]
+	for _, e := range []string{wire.ExportFile, wire.ExportCollector} {
+		if t := traced[e]; t[wire.ArmB] != nil && t[wire.ArmC] != nil {
+			out[wire.ArmB], out[wire.ArmC] = t[wire.ArmB], t[wire.ArmC]
 			return out
 		}
 	}
@@ -65,7 +65,7 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 //     interval (half-width ~ 1/sqrt(n)) would clear the nearer boundary.
 func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interaction {
 	k := armsByKind(arms)
-	bare, a, b, c := k[sample.ArmBare], k[sample.ArmA], k[sample.ArmB], k[sample.ArmC]
+	bare, a, b, c := k[wire.ArmBare], k[wire.ArmA], k[wire.ArmB], k[wire.ArmC]
 	if bare == nil || a == nil || b == nil || c == nil {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Cells built so that C − A − B + bare (wall) is: 0 (add), +10 ms (inter),
@@ -14,10 +14,10 @@ import (
 func TestDecompositionVerdicts(t *testing.T) {
 	const blocks = 20
 	g := genCfg{arms: fourArms, kinds: fourArms, blocks: blocks, warmup: 1, seed: 11,
-		cells: []sample.Cell{cell("add", 0, 0, 1), cell("inter", 0, 0, 1), cell("drift", 0, 0, 1), cell("near", 0, 0, 1)}}
-	g.wall = func(c sample.Cell, kind string, block int, rng *rand.Rand) float64 {
+		cells: []wire.Cell{cell("add", 0, 0, 1), cell("inter", 0, 0, 1), cell("drift", 0, 0, 1), cell("near", 0, 0, 1)}}
+	g.wall = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
 		v := defaultWall(c, kind, block, rng)
-		if kind != sample.ArmC {
+		if kind != wire.ArmC {
 			return v
 		}
 		switch c.Name {
@@ -30,15 +30,15 @@ func TestDecompositionVerdicts(t *testing.T) {
 		}
 		return v
 	}
-	g.mem = func(c sample.Cell, kind string, block int, rng *rand.Rand) float64 {
+	g.mem = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
 		v := defaultMem(c, kind, block, rng)
-		if c.Name == "inter" && kind == sample.ArmC {
+		if c.Name == "inter" && kind == wire.ArmC {
 			v += 6 << 20
 		}
 		return v
 	}
 	p, ss := g.build()
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"synthetic"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"synthetic"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,18 @@ package report
 import (
 	"fmt"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // kernelFidelity summarizes the kernel calibration of every non-warm-up
 // A/C sample of a cell, valid or not: a failed calibration is what makes a
 // sample invalid, so counting only valid ones would hide it.
-func kernelFidelity(r *run, cell sample.Cell) *KernelFidelity {
+func kernelFidelity(r *run, cell wire.Cell) *KernelFidelity {
 	k := &KernelFidelity{ExpectedWrite: cell.KernelEvents, ExpectedRead: cell.KernelEvents}
 	first := true
 	for i := range r.samples {
 		s := &r.samples[i]
-		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != sample.ArmA && s.ArmKind != sample.ArmC) {
+		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != wire.ArmA && s.ArmKind != wire.ArmC) {
 			continue
 		}
 		k.Samples++
@@ -61,14 +61,14 @@ func kernelFidelity(r *run, cell sample.Cell) *KernelFidelity {
 // (span_match absent: no agent result, e.g. a timeout or crash, or a
 // user command) says nothing about what the SDK kept; it is left out of
 // the ranges and named in the text.
-func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
+func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
 	f := &SpanFidelity{Requested: cell.SpanEvents}
 	ends := map[string]int{}
 	first := true
 	noData := 0
 	for i := range r.samples {
 		s := &r.samples[i]
-		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != sample.ArmB && s.ArmKind != sample.ArmC) {
+		if s.Cell != cell.Name || excluded(s) || (s.ArmKind != wire.ArmB && s.ArmKind != wire.ArmC) {
 			continue
 		}
 		c := s.Calibration
@@ -136,7 +136,7 @@ func spanFidelity(r *run, cell sample.Cell) *SpanFidelity {
 }
 
 // droppedEnd classifies which events survived from the retained index range.
-func droppedEnd(c sample.Calibration) string {
+func droppedEnd(c wire.Calibration) string {
 	switch {
 	case c.SpanRetained >= c.SpanRequested && c.SpanDropped == 0:
 		return "none"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 func TestDroppedEnd(t *testing.T) {
@@ -18,7 +18,7 @@ func TestDroppedEnd(t *testing.T) {
 		{500, 128, 10, 137, "mixed"},
 		{500, 0, -1, -1, "all"},
 	} {
-		cal := sample.Calibration{SpanRequested: c.req, SpanRetained: c.ret, SpanDropped: c.req - c.ret, RetainedFirstIndex: c.first, RetainedLastIndex: c.last}
+		cal := wire.Calibration{SpanRequested: c.req, SpanRetained: c.ret, SpanDropped: c.req - c.ret, RetainedFirstIndex: c.first, RetainedLastIndex: c.last}
 		if got := droppedEnd(cal); got != c.want {
 			t.Errorf("%+v: %s, want %s", c, got, c.want)
 		}
@@ -28,7 +28,7 @@ func TestDroppedEnd(t *testing.T) {
 func TestKernelUnhealthyCell(t *testing.T) {
 	p, ss := referenceRun().build()
 	for i := range ss {
-		if ss[i].Cell == "x1000" && ss[i].Block == 7 && ss[i].ArmKind == sample.ArmC {
+		if ss[i].Cell == "x1000" && ss[i].Block == 7 && ss[i].ArmKind == wire.ArmC {
 			ss[i].Health.RingbufDrops = 12
 			ss[i].Health.KernelLayer = "partial"
 			ss[i].Calibration.KernelReadOpens = 991
@@ -37,7 +37,7 @@ func TestKernelUnhealthyCell(t *testing.T) {
 			ss[i].InvalidReason = "calibration mismatch"
 		}
 	}
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"x"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // armCost is the paired difference and ratio of one arm kind against bare.
@@ -68,9 +68,9 @@ func costText(c armCost, unit string) string {
 }
 
 var kindRole = map[string]string{
-	sample.ArmA: "the Runner's cost (A − bare)",
-	sample.ArmB: "OpenTelemetry's cost (B − bare)",
-	sample.ArmC: "both layers' cost (C − bare)",
+	wire.ArmA: "the Runner's cost (A − bare)",
+	wire.ArmB: "OpenTelemetry's cost (B − bare)",
+	wire.ArmC: "both layers' cost (C − bare)",
 }
 
 func findings(s *Summary) []Finding {
@@ -150,8 +150,8 @@ func armFindings(r *Run, confidence float64) []Finding {
 		claim := fmt.Sprintf("In cell %s, median wall time per arm (%.0f%% order-statistic intervals): %s.", cs.Name, 100*confidence, strings.Join(parts, "; "))
 		kinds := armsByKind(cs.Arms)
 		var costs []string
-		if bare := kinds[sample.ArmBare]; bare != nil {
-			for _, k := range []string{sample.ArmA, sample.ArmB, sample.ArmC} {
+		if bare := kinds[wire.ArmBare]; bare != nil {
+			for _, k := range []string{wire.ArmA, wire.ArmB, wire.ArmC} {
 				a := kinds[k]
 				if a == nil {
 					continue
@@ -215,15 +215,15 @@ func decompositionFindings(r *Run) []Finding {
 			a.lines = append(a.lines, line)
 			if key == "memory" {
 				k := armsByKind(cs.Arms)
-				if k[sample.ArmA] != nil && k[sample.ArmC] != nil {
-					c := findCmp(cs, k[sample.ArmA].Arm, k[sample.ArmC].Arm, it.Metric)
+				if k[wire.ArmA] != nil && k[wire.ArmC] != nil {
+					c := findCmp(cs, k[wire.ArmA].Arm, k[wire.ArmC].Arm, it.Metric)
 					if c.pairs > 0 {
 						a.extra = append(a.extra, fmt.Sprintf("cell %s: %s C − A = %s", cs.Name, it.Metric, costText(c, it.Unit)))
 					}
 				}
-				for _, kk := range []string{sample.ArmA, sample.ArmB} {
-					if k[sample.ArmBare] != nil && k[kk] != nil {
-						c := findCmp(cs, k[sample.ArmBare].Arm, k[kk].Arm, it.Metric)
+				for _, kk := range []string{wire.ArmA, wire.ArmB} {
+					if k[wire.ArmBare] != nil && k[kk] != nil {
+						c := findCmp(cs, k[wire.ArmBare].Arm, k[kk].Arm, it.Metric)
 						if c.pairs > 0 {
 							a.extra = append(a.extra, fmt.Sprintf("cell %s: %s %s = %s", cs.Name, it.Metric, strings.TrimSuffix(strings.SplitN(kindRole[kk], "(", 2)[1], ")"), costText(c, it.Unit)))
 						}

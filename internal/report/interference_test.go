@@ -4,19 +4,19 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // withInterference gives every sample an interference record: foreign
 // CPUs from fn, contended when the sample was discarded as such.
-func withInterference(ss []sample.Sample, fn func(s *sample.Sample) float64) {
+func withInterference(ss []wire.Sample, fn func(s *wire.Sample) float64) {
 	for i := range ss {
 		s := &ss[i]
 		if strings.HasPrefix(s.InvalidReason, "contended") {
 			s.Contended = true
 		}
 		v := fn(s)
-		s.Interference = &sample.Interference{ForeignCPUs: &v}
+		s.Interference = &wire.Interference{ForeignCPUs: &v}
 	}
 }
 
@@ -30,14 +30,14 @@ func findingTitled(s *Summary, title string) *Finding {
 }
 
 func TestInterferenceFinding(t *testing.T) {
-	four := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC},
-		blocks: 10, seed: 3, cells: []sample.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
+	four := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
+		blocks: 10, seed: 3, cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
 
 	t.Run("quiet host", func(t *testing.T) {
 		p, ss := four.build()
 		p.MaxForeignCPUs = 0.5
-		withInterference(ss, func(*sample.Sample) float64 { return 0.04 })
-		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"quiet"}, DefaultOptions())
+		withInterference(ss, func(*wire.Sample) float64 { return 0.04 })
+		s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"quiet"}, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestInterferenceFinding(t *testing.T) {
 		g := four
 		// Half the first attempts of x1000 ran beside a hog, were
 		// contended and re-measured.
-		g.invalid = func(c sample.Cell, arm string, block int) string {
+		g.invalid = func(c wire.Cell, arm string, block int) string {
 			if c.Name == "x1000" && block%2 == 0 {
 				return "contended: more than 0.50 CPUs busy outside the sample on average"
 			}
@@ -69,13 +69,13 @@ func TestInterferenceFinding(t *testing.T) {
 		}
 		p, ss := g.build()
 		p.MaxForeignCPUs = 0.5
-		withInterference(ss, func(s *sample.Sample) float64 {
+		withInterference(ss, func(s *wire.Sample) float64 {
 			if s.Contended {
 				return 1.1
 			}
 			return 0.05
 		})
-		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"hog"}, DefaultOptions())
+		s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"hog"}, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,8 +114,8 @@ func TestInterferenceFinding(t *testing.T) {
 
 	t.Run("gate off, busy host", func(t *testing.T) {
 		p, ss := four.build()
-		withInterference(ss, func(*sample.Sample) float64 { return 0.9 })
-		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"off"}, DefaultOptions())
+		withInterference(ss, func(*wire.Sample) float64 { return 0.9 })
+		s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"off"}, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestInterferenceFinding(t *testing.T) {
 
 	t.Run("samples without records", func(t *testing.T) {
 		p, ss := four.build()
-		s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"old"}, DefaultOptions())
+		s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"old"}, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // File names inside a bench output directory.
@@ -27,12 +27,12 @@ const maxLine = 16 << 20
 // one line naming the file (and line) and what is wrong: a missing
 // directory or file, malformed JSON, a wrong schema id, a sample whose cell
 // or arm is not in its plan, or a directory without samples.
-func Load(dirs ...string) ([]sample.Plan, [][]sample.Sample, error) {
+func Load(dirs ...string) ([]wire.Plan, [][]wire.Sample, error) {
 	if len(dirs) == 0 {
 		return nil, nil, errors.New("no input directory given")
 	}
-	plans := make([]sample.Plan, 0, len(dirs))
-	all := make([][]sample.Sample, 0, len(dirs))
+	plans := make([]wire.Plan, 0, len(dirs))
+	all := make([][]wire.Sample, 0, len(dirs))
 	for _, dir := range dirs {
 		st, err := os.Stat(dir)
 		if err != nil {
@@ -69,8 +69,8 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func loadPlan(path string) (sample.Plan, error) {
-	var p sample.Plan
+func loadPlan(path string) (wire.Plan, error) {
+	var p wire.Plan
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return p, fmt.Errorf("%s: %s", path, errText(err))
@@ -78,8 +78,8 @@ func loadPlan(path string) (sample.Plan, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return p, fmt.Errorf("%s: malformed plan: %v", path, err)
 	}
-	if p.Schema != sample.PlanSchema {
-		return p, fmt.Errorf("%s: schema %q, want %q", path, p.Schema, sample.PlanSchema)
+	if p.Schema != wire.PlanSchema {
+		return p, fmt.Errorf("%s: schema %q, want %q", path, p.Schema, wire.PlanSchema)
 	}
 	if len(p.Arms) == 0 || len(p.Arms) != len(p.ArmKinds) {
 		return p, fmt.Errorf("%s: arms and arm_kinds must be non-empty and of equal length", path)
@@ -89,7 +89,7 @@ func loadPlan(path string) (sample.Plan, error) {
 	}
 	for _, k := range p.ArmKinds {
 		switch k {
-		case sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC:
+		case wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC:
 		default:
 			return p, fmt.Errorf("%s: unknown arm kind %q", path, k)
 		}
@@ -103,7 +103,7 @@ func loadPlan(path string) (sample.Plan, error) {
 	return p, nil
 }
 
-func loadSamples(path string, p sample.Plan) ([]sample.Sample, error) {
+func loadSamples(path string, p wire.Plan) ([]wire.Sample, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", path, errText(err))
@@ -117,7 +117,7 @@ func loadSamples(path string, p sample.Plan) ([]sample.Sample, error) {
 	for i, a := range p.Arms {
 		kinds[a] = p.ArmKinds[i]
 	}
-	var out []sample.Sample
+	var out []wire.Sample
 	ids := map[string]int{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -128,13 +128,13 @@ func loadSamples(path string, p sample.Plan) ([]sample.Sample, error) {
 		if len(b) == 0 {
 			return nil, fmt.Errorf("%s:%d: empty line", path, line)
 		}
-		var s sample.Sample
+		var s wire.Sample
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("%s:%d: malformed sample: %v", path, line, err)
 		}
 		switch {
-		case s.Schema != sample.SampleSchema:
-			return nil, fmt.Errorf("%s:%d: schema %q, want %q", path, line, s.Schema, sample.SampleSchema)
+		case s.Schema != wire.SampleSchema:
+			return nil, fmt.Errorf("%s:%d: schema %q, want %q", path, line, s.Schema, wire.SampleSchema)
 		case s.ID == "":
 			return nil, fmt.Errorf("%s:%d: sample has no id", path, line)
 		case !cells[s.Cell]:

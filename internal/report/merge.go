@@ -5,15 +5,15 @@ import (
 	"reflect"
 	"sort"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // run is one comparable set of samples: a plan (possibly split into shards)
 // on one host_class. Samples are only ever compared within a run.
 type run struct {
-	plan    sample.Plan
+	plan    wire.Plan
 	shards  []string
-	samples []sample.Sample
+	samples []wire.Sample
 	owned   map[string]bool // shard specs ("i/n") present
 }
 
@@ -47,7 +47,7 @@ func parseShard(s string) (i, n int, ok bool) {
 // mergeRuns groups plans by (host_class, seed). Shards of one plan must
 // agree on arms and cells; their samples are unioned and a sample id seen
 // twice is refused.
-func mergeRuns(plans []sample.Plan, samples [][]sample.Sample, sources []string) ([]*run, error) {
+func mergeRuns(plans []wire.Plan, samples [][]wire.Sample, sources []string) ([]*run, error) {
 	if len(plans) != len(samples) {
 		return nil, fmt.Errorf("%d plans but %d sample sets", len(plans), len(samples))
 	}

@@ -1,19 +1,19 @@
 package report
 
-import "vigil/internal/sample"
+import "vigil/internal/wire"
 
 // metric extracts one number from a sample for paired statistics.
 type metric struct {
 	name string
 	unit string // "ns" or "bytes"
-	get  func(*sample.Sample) (float64, bool)
+	get  func(*wire.Sample) (float64, bool)
 }
 
 var (
-	metricWall = metric{"wall_ns", "ns", func(s *sample.Sample) (float64, bool) { return float64(s.WallNS), true }}
-	metricCPU  = metric{"cpu_ns", "ns", func(s *sample.Sample) (float64, bool) { return float64(s.UserNS + s.SysNS), true }}
-	metricRSS  = metric{"max_rss_bytes", "bytes", func(s *sample.Sample) (float64, bool) { return float64(s.MaxRSSBytes), true }}
-	metricPeak = metric{"tree_peak_bytes", "bytes", func(s *sample.Sample) (float64, bool) {
+	metricWall = metric{"wall_ns", "ns", func(s *wire.Sample) (float64, bool) { return float64(s.WallNS), true }}
+	metricCPU  = metric{"cpu_ns", "ns", func(s *wire.Sample) (float64, bool) { return float64(s.UserNS + s.SysNS), true }}
+	metricRSS  = metric{"max_rss_bytes", "bytes", func(s *wire.Sample) (float64, bool) { return float64(s.MaxRSSBytes), true }}
+	metricPeak = metric{"tree_peak_bytes", "bytes", func(s *wire.Sample) (float64, bool) {
 		return float64(s.TreePeakBytes), s.TreePeakBytes >= 0
 	}}
 )

@@ -3,8 +3,8 @@ package report
 import (
 	"math"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // SummarySchema is the schema id of summary.json.
@@ -23,7 +23,7 @@ type Summary struct {
 // Run is one host_class + plan seed; statistics never cross runs.
 type Run struct {
 	HostClass string            `json:"host_class"`
-	Host      sample.Host       `json:"host"`
+	Host      wire.BenchHost    `json:"host"`
 	Seed      int64             `json:"seed"`
 	Shards    []string          `json:"shards"`
 	Versions  map[string]string `json:"versions"`
@@ -37,16 +37,16 @@ type Run struct {
 	Noise     *NoiseFloor       `json:"noise_floor,omitempty"`
 	// HostState is the host before the run (plan.json); MaxForeignCPUs
 	// the interference gate it ran with (0: off).
-	HostState      *sample.HostState `json:"host_state,omitempty"`
-	MaxForeignCPUs float64           `json:"max_foreign_cpus"`
+	HostState      *wire.HostState `json:"host_state,omitempty"`
+	MaxForeignCPUs float64         `json:"max_foreign_cpus"`
 	// Sequential is the group-sequential design of the run, if any: its
 	// last look's level decides the decomposition verdicts.
-	Sequential *sample.Sequential `json:"sequential,omitempty"`
+	Sequential *wire.Sequential `json:"sequential,omitempty"`
 }
 
 // CellSummary holds everything computed for one cell of a run.
 type CellSummary struct {
-	sample.Cell
+	wire.Cell
 	Arms          []*ArmSummary     `json:"arms"`
 	Comparisons   []*Comparison     `json:"comparisons"`
 	Decomposition []*Interaction    `json:"decomposition,omitempty"`
@@ -78,7 +78,7 @@ type ArmSummary struct {
 	Artifacts *Artifacts `json:"artifacts,omitempty"`
 
 	// byBlock maps block index to the chosen valid sample.
-	byBlock map[int]*sample.Sample
+	byBlock map[int]*wire.Sample
 }
 
 // Dist summarizes one metric's distribution.

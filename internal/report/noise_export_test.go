@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // TestNoiseFloorKeepsExportsApart: B and B@collector run the same arm kind
@@ -12,7 +12,7 @@ import (
 func TestNoiseFloorKeepsExportsApart(t *testing.T) {
 	cell := func(other, export string) []*CellSummary {
 		return []*CellSummary{{
-			Cell: sample.Cell{Name: "s500"},
+			Cell: wire.Cell{Name: "s500"},
 			Arms: []*ArmSummary{
 				{Arm: "B", ArmKind: "B", Export: "file"},
 				{Arm: other, ArmKind: "B", Export: export},

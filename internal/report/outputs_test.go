@@ -10,11 +10,10 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"vigil/internal/sample"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
-func writeReference(t *testing.T) (string, *Summary, []sample.Sample) {
+func writeReference(t *testing.T) (string, *Summary, []wire.Sample) {
 	t.Helper()
 	p, ss := referenceRun().build()
 	out := t.TempDir()
@@ -31,7 +30,7 @@ func TestSummaryMatchesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("summary", data); err != nil {
+	if err := wire.Validate("summary", data); err != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
 	// The schema is not vacuous: a broken verdict is rejected.
@@ -39,7 +38,7 @@ func TestSummaryMatchesSchema(t *testing.T) {
 	if bytes.Equal(bad, data) {
 		t.Fatal("no additive verdict to corrupt")
 	}
-	if err := schema.Validate("summary", bad); err == nil {
+	if err := wire.Validate("summary", bad); err == nil {
 		t.Fatal("schema accepted an unknown verdict")
 	}
 }
@@ -146,11 +145,11 @@ func TestLoadErrors(t *testing.T) {
 	if _, _, err := Load(good, broken); err == nil || !strings.Contains(err.Error(), sf+":3: malformed sample") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("malformed line 3: %v", err)
 	}
-	dup := writeDir(t, p, append(append([]sample.Sample{}, ss[:3]...), ss[1]))
+	dup := writeDir(t, p, append(append([]wire.Sample{}, ss[:3]...), ss[1]))
 	if _, _, err := Load(dup); err == nil || !strings.Contains(err.Error(), ":4: duplicate sample id") {
 		t.Errorf("duplicate id: %v", err)
 	}
-	alien := append([]sample.Sample{}, ss[:2]...)
+	alien := append([]wire.Sample{}, ss[:2]...)
 	alien[1].Cell = "k999"
 	if _, _, err := Load(writeDir(t, p, alien)); err == nil || !strings.Contains(err.Error(), `:2: cell "k999" is not in the plan`) {
 		t.Errorf("unknown cell: %v", err)
@@ -161,7 +160,7 @@ func TestMergeShards(t *testing.T) {
 	p, ss := referenceRun().build()
 	// Shard by block parity: the union must give the same statistics as
 	// the unsplit run.
-	var even, odd []sample.Sample
+	var even, odd []wire.Sample
 	p1, p2s := p, p
 	p1.Shard, p2s.Shard = "1/2", "2/2"
 	for _, s := range ss {
@@ -171,19 +170,19 @@ func TestMergeShards(t *testing.T) {
 			odd = append(odd, s)
 		}
 	}
-	whole, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"all"}, DefaultOptions())
+	whole, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"all"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One shard alone is complete for the blocks it owns.
-	alone, err := Build([]sample.Plan{p1}, [][]sample.Sample{even}, []string{"s1"}, DefaultOptions())
+	alone, err := Build([]wire.Plan{p1}, [][]wire.Sample{even}, []string{"s1"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a := alone.Runs[0].Cells[0].Arms[0]; a.Planned != 10 || a.Incomplete {
 		t.Errorf("shard 1/2 alone: planned %d, incomplete %v; want 10, false", a.Planned, a.Incomplete)
 	}
-	merged, err := Build([]sample.Plan{p1, p2s}, [][]sample.Sample{even, odd}, []string{"s1", "s2"}, DefaultOptions())
+	merged, err := Build([]wire.Plan{p1, p2s}, [][]wire.Sample{even, odd}, []string{"s1", "s2"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,14 +197,14 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("merged shards differ from the whole run: %v/%s vs %v/%s", a.Estimate.Value, a.Verdict, b.Estimate.Value, b.Verdict)
 	}
 	// The same sample in two shards is refused.
-	if _, err := Build([]sample.Plan{p, p}, [][]sample.Sample{even, append(odd, even[0])}, []string{"s1", "s2"}, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "duplicate sample id") {
+	if _, err := Build([]wire.Plan{p, p}, [][]wire.Sample{even, append(odd, even[0])}, []string{"s1", "s2"}, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "duplicate sample id") {
 		t.Errorf("duplicate across shards: %v", err)
 	}
 	// Another host class is a separate run, never subtracted.
 	g := referenceRun()
 	g.hostClass = "linux-amd64-6.18.0"
 	p2, ss2 := g.build()
-	two, err := Build([]sample.Plan{p, p2}, [][]sample.Sample{ss, ss2}, []string{"arm", "amd"}, DefaultOptions())
+	two, err := Build([]wire.Plan{p, p2}, [][]wire.Sample{ss, ss2}, []string{"arm", "amd"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +221,7 @@ func TestMergeShards(t *testing.T) {
 		}
 	}
 	out := t.TempDir()
-	if _, err := WriteMerged(out, []sample.Plan{p, p2}, [][]sample.Sample{ss, ss2}, []string{"arm", "amd"}, DefaultOptions()); err != nil {
+	if _, err := WriteMerged(out, []wire.Plan{p, p2}, [][]wire.Sample{ss, ss2}, []string{"arm", "amd"}, DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, FindingsFile))
@@ -232,10 +231,10 @@ func TestMergeShards(t *testing.T) {
 }
 
 func TestNoiseFloorAA(t *testing.T) {
-	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{sample.ArmA, sample.ArmA}, blocks: 20, seed: 5,
-		cells: []sample.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
+	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 20, seed: 5,
+		cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
 	p, ss := g.build()
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"aa"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"aa"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,25 +269,25 @@ func TestNoiseFloorAA(t *testing.T) {
 
 func TestIncompleteArm(t *testing.T) {
 	g := referenceRun()
-	g.invalid = func(c sample.Cell, arm string, block int) string {
-		if c.Name == "control" && arm == sample.ArmA {
+	g.invalid = func(c wire.Cell, arm string, block int) string {
+		if c.Name == "control" && arm == wire.ArmA {
 			return "capture incomplete: ringbuf drops"
 		}
 		return ""
 	}
 	p, ss := g.build()
 	// Drop the re-measures so that control/A never becomes valid.
-	var kept []sample.Sample
+	var kept []wire.Sample
 	for _, s := range ss {
-		if !(s.Cell == "control" && s.Arm == sample.ArmA && s.Attempt > 0) {
+		if !(s.Cell == "control" && s.Arm == wire.ArmA && s.Attempt > 0) {
 			kept = append(kept, s)
 		}
 	}
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{kept}, []string{"x"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{kept}, []string{"x"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := armNamed(s.Runs[0].Cells[0].Arms, sample.ArmA)
+	a := armNamed(s.Runs[0].Cells[0].Arms, wire.ArmA)
 	if !a.Incomplete || a.Valid != 0 || a.ByReason["capture incomplete: ringbuf drops"] != 20 || a.Wall != nil {
 		t.Errorf("control/A: %+v", a)
 	}

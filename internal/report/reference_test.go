@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // referenceRun resembles the original study (linux-aarch64, n=20): OTel
@@ -18,21 +18,21 @@ import (
 // clean through x1000; spans clipped to the newest 128 of 500 at s500.
 func referenceRun() genCfg {
 	g := genCfg{arms: fourArms, kinds: fourArms, blocks: 20, warmup: 2, seed: 20260527, hostClass: "linux-arm64-6.8.0-117-generic",
-		cells: []sample.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16), cell("s500", 0, 500, 1)}}
-	g.wall = func(c sample.Cell, kind string, block int, rng *rand.Rand) float64 {
-		base := map[string]float64{sample.ArmBare: 840e6, sample.ArmB: 880e6, sample.ArmA: 1860e6, sample.ArmC: 1738e6}[kind]
+		cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16), cell("s500", 0, 500, 1)}}
+	g.wall = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+		base := map[string]float64{wire.ArmBare: 840e6, wire.ArmB: 880e6, wire.ArmA: 1860e6, wire.ArmC: 1738e6}[kind]
 		v := base + float64(c.KernelEvents)*20e3 + float64(c.SpanEvents)*40e3 + rng.NormFloat64()*15e6
-		if kind == sample.ArmC {
+		if kind == wire.ArmC {
 			v += (float64(block) - 9.5) * 25e6 // drifts by ~475 ms over the run
 		}
 		return v
 	}
-	g.mem = func(c sample.Cell, kind string, block int, rng *rand.Rand) float64 {
-		base := map[string]float64{sample.ArmBare: 108_700_000, sample.ArmB: 108_953_600, sample.ArmA: 116_641_792, sample.ArmC: 116_649_984}[kind]
+	g.mem = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+		base := map[string]float64{wire.ArmBare: 108_700_000, wire.ArmB: 108_953_600, wire.ArmA: 116_641_792, wire.ArmC: 116_649_984}[kind]
 		return base + float64(c.KernelEvents)*4096 + float64(rng.IntN(8))*4096
 	}
-	g.invalid = func(c sample.Cell, arm string, block int) string {
-		if c.Name == "x1000" && arm == sample.ArmC && block == 3 {
+	g.invalid = func(c wire.Cell, arm string, block int) string {
+		if c.Name == "x1000" && arm == wire.ArmC && block == 3 {
 			return "exit code 1"
 		}
 		return ""
@@ -88,7 +88,7 @@ func TestReferenceScenarioFindings(t *testing.T) {
 		}
 	}
 	// The medians stated are the computed ones: B in control is ~880 ms.
-	b := armNamed(s.Runs[0].Cells[0].Arms, sample.ArmB)
+	b := armNamed(s.Runs[0].Cells[0].Arms, wire.ArmB)
 	if b.Wall.Median.Value < 860e6 || b.Wall.Median.Value > 900e6 {
 		t.Errorf("B median %v, want about 880 ms", b.Wall.Median.Value)
 	}
@@ -96,7 +96,7 @@ func TestReferenceScenarioFindings(t *testing.T) {
 		t.Errorf("findings.md does not state B's computed median %s", fmtEst(b.Wall.Median, "ns", false))
 	}
 	// Memory C − A is the 8 KiB of the original, within its interval.
-	mc := findCmp(s.Runs[0].Cells[0], sample.ArmA, sample.ArmC, "tree_peak_bytes")
+	mc := findCmp(s.Runs[0].Cells[0], wire.ArmA, wire.ArmC, "tree_peak_bytes")
 	if mc.diff.Lo() > 8192 || mc.diff.Hi() < 8192 {
 		t.Errorf("C − A memory interval %s does not cover 8 KiB", fmtEst(mc.diff, "bytes", true))
 	}

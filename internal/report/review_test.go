@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // A B sample that timed out or crashed before writing its result has no
@@ -14,10 +14,10 @@ import (
 // which events the SDK kept, so it must not turn a clean "oldest dropped,
 // 128 kept" into "0–128 retained, mixed".
 func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
-	g := genCfg{arms: []string{sample.ArmBare, sample.ArmB}, kinds: []string{sample.ArmBare, sample.ArmB}, blocks: 6, seed: 11,
-		cells: []sample.Cell{cell("s500", 0, 500, 1)},
-		invalid: func(c sample.Cell, arm string, block int) string {
-			if arm == sample.ArmB && block == 2 {
+	g := genCfg{arms: []string{wire.ArmBare, wire.ArmB}, kinds: []string{wire.ArmBare, wire.ArmB}, blocks: 6, seed: 11,
+		cells: []wire.Cell{cell("s500", 0, 500, 1)},
+		invalid: func(c wire.Cell, arm string, block int) string {
+			if arm == wire.ArmB && block == 2 {
 				return "timed out after 10m0s; agent result: no result written"
 			}
 			return ""
@@ -28,7 +28,7 @@ func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
 		s := &ss[i]
 		if !s.Valid {
 			// What the harness records without an agent result.
-			s.Calibration = sample.Calibration{SpanRequested: 500, SpanLimit: -1, RetainedFirstIndex: -1, RetainedLastIndex: -1}
+			s.Calibration = wire.Calibration{SpanRequested: 500, SpanLimit: -1, RetainedFirstIndex: -1, RetainedLastIndex: -1}
 			s.Artifacts.TraceBytes = 0
 			found = true
 		}
@@ -36,7 +36,7 @@ func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
 	if !found {
 		t.Fatal("generator made no invalid sample")
 	}
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"x"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +57,10 @@ func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
 // exclude 0: counting it would lower the false-difference rate and its
 // [min, max] Walsh range would pass for a 95% half-width.
 func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
-	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{sample.ArmA, sample.ArmA}, blocks: 3, seed: 5,
-		cells: []sample.Cell{cell("control", 0, 0, 1)}}
+	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 3, seed: 5,
+		cells: []wire.Cell{cell("control", 0, 0, 1)}}
 	p, ss := g.build()
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"aa"}, DefaultOptions())
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"aa"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,23 +69,23 @@ func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
 	}
 
 	// Mixed: one cell with enough blocks, one short of them.
-	g = genCfg{arms: []string{"A", "A2"}, kinds: []string{sample.ArmA, sample.ArmA}, blocks: 8, seed: 5,
-		cells: []sample.Cell{cell("control", 0, 0, 1), cell("k100", 100, 0, 1)},
-		invalid: func(c sample.Cell, arm string, block int) string {
+	g = genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 8, seed: 5,
+		cells: []wire.Cell{cell("control", 0, 0, 1), cell("k100", 100, 0, 1)},
+		invalid: func(c wire.Cell, arm string, block int) string {
 			if c.Name == "k100" && arm == "A2" && block >= 3 {
 				return "capture incomplete"
 			}
 			return ""
 		}}
 	p, ss = g.build()
-	var kept []sample.Sample
+	var kept []wire.Sample
 	for _, x := range ss {
 		// Drop the re-measures: k100/A2 keeps only blocks 0-2.
 		if !(x.Cell == "k100" && x.Arm == "A2" && x.Attempt > 0) {
 			kept = append(kept, x)
 		}
 	}
-	s, err = Build([]sample.Plan{p}, [][]sample.Sample{kept}, []string{"aa"}, DefaultOptions())
+	s, err = Build([]wire.Plan{p}, [][]wire.Sample{kept}, []string{"aa"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestNoiseEvidenceMarksUncountedItems(t *testing.T) {
 // range check and surfaced only as "json: unsupported value: NaN" when
 // summary.json was encoded, naming no flag.
 func TestOptionsRejectNonFinite(t *testing.T) {
-	p, ss := genCfg{arms: fourArms, kinds: fourArms, cells: []sample.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 1}.build()
+	p, ss := genCfg{arms: fourArms, kinds: fourArms, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 1}.build()
 	nan, inf := math.NaN(), math.Inf(1)
 	for name, mod := range map[string]func(*Options){
 		"confidence":    func(o *Options) { o.Confidence = nan },
@@ -159,10 +159,10 @@ func TestStoppingRuleHugeNeedIsImpractical(t *testing.T) {
 // A ratio of medians with a zero base median does not exist; findings.md
 // must not print it as "0.000×".
 func TestUndefinedRatioIsNotZero(t *testing.T) {
-	g := genCfg{arms: fourArms, kinds: fourArms, cells: []sample.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 2}
+	g := genCfg{arms: fourArms, kinds: fourArms, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 2}
 	p, ss := g.build()
 	for i := range ss {
-		if ss[i].ArmKind == sample.ArmBare {
+		if ss[i].ArmKind == wire.ArmBare {
 			ss[i].TreePeakBytes = 0 // e.g. a peak the cgroup did not see
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // On A/A data (no interaction at all) looked at every 6 blocks up to 60,
@@ -55,13 +55,13 @@ func TestSequentialFalseVerdictRate(t *testing.T) {
 
 // The report decides at the last look's level and names the design.
 func TestSequentialRunReport(t *testing.T) {
-	g := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{sample.ArmBare, sample.ArmA, sample.ArmB, sample.ArmC},
-		blocks: 12, seed: 9, cells: []sample.Cell{cell("control", 0, 0, 1)}}
+	g := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
+		blocks: 12, seed: 9, cells: []wire.Cell{cell("control", 0, 0, 1)}}
 	p, ss := g.build()
 	alphas, _ := stats.LookAlphas(0.05, []int{6, 12}, 24)
-	p.Sequential = &sample.Sequential{Design: sample.SequentialDesign, Alpha: 0.05, MaxBlocks: 24, LookEvery: 6,
-		Looks: []sample.Look{{Blocks: 6, Alpha: alphas[0]}, {Blocks: 12, Alpha: alphas[1]}}}
-	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"seq"}, DefaultOptions())
+	p.Sequential = &wire.Sequential{Design: wire.SequentialDesign, Alpha: 0.05, MaxBlocks: 24, LookEvery: 6,
+		Looks: []wire.Look{{Blocks: 6, Alpha: alphas[0]}, {Blocks: 12, Alpha: alphas[1]}}}
+	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"seq"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

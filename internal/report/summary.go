@@ -4,18 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // renderSummary encodes summary.json and checks it against
-// schema/summary.schema.json before anything is written.
+// internal/wire/summary.schema.json before anything is written.
 func renderSummary(s *Summary) ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("summary.json: %v", err)
 	}
 	b = append(b, '\n')
-	if err := schema.Validate("summary", b); err != nil {
+	if err := wire.Validate("summary", b); err != nil {
 		return nil, fmt.Errorf("summary.json does not match its schema: %v", err)
 	}
 	return b, nil

@@ -7,17 +7,17 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/sample"
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // Colours per arm kind, chosen to stay distinct for common colour-vision
 // deficiencies.
 var kindColor = map[string]string{
-	sample.ArmBare: "#6b7280",
-	sample.ArmA:    "#1d4ed8",
-	sample.ArmB:    "#d97706",
-	sample.ArmC:    "#7c3aed",
+	wire.ArmBare: "#6b7280",
+	wire.ArmA:    "#1d4ed8",
+	wire.ArmB:    "#d97706",
+	wire.ArmC:    "#7c3aed",
 }
 
 func colorOf(kind string) string {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"vigil/internal/sample"
+	"vigil/internal/wire"
 )
 
 // Output file names.
@@ -20,15 +20,15 @@ const (
 
 // WriteAll summarizes one bench run and writes every output into outDir.
 // It is what vigil bench calls at the end of a run.
-func WriteAll(outDir string, plan sample.Plan, samples []sample.Sample, opts Options) (*Summary, error) {
-	return WriteMerged(outDir, []sample.Plan{plan}, [][]sample.Sample{samples}, []string{outDir}, opts)
+func WriteAll(outDir string, plan wire.Plan, samples []wire.Sample, opts Options) (*Summary, error) {
+	return WriteMerged(outDir, []wire.Plan{plan}, [][]wire.Sample{samples}, []string{outDir}, opts)
 }
 
 // WriteMerged summarizes several directories (as returned by Load, with
 // their names in sources) and writes every output into outDir. Nothing is
 // written unless every output renders: files go to temporaries first and
 // are renamed into place at the end.
-func WriteMerged(outDir string, plans []sample.Plan, samples [][]sample.Sample, sources []string, opts Options) (*Summary, error) {
+func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sources []string, opts Options) (*Summary, error) {
 	if opts.Inputs != nil {
 		sources = opts.Inputs
 	}

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // prepareSDKLog creates the file the child writes SDK events to: the
@@ -51,7 +51,7 @@ func (r *run) giveToChild(f *os.File) error {
 
 // readSDKLog ingests the SDK log strictly. An empty log means the
 // workload reported nothing (no SDK layer).
-func readSDKLog(path, runID string) ([]event.SDK, []string, error) {
+func readSDKLog(path, runID string) ([]wire.SDK, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the SDK event log: %w", err)

@@ -3,8 +3,8 @@ package runner
 import (
 	"context"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Backend is the kernel capture as the runner sees it. The production
@@ -19,9 +19,9 @@ type Backend interface {
 
 // Capture is one attached capture.
 type Capture interface {
-	Probes() []evidence.Probe
+	Probes() []wire.Probe
 	// Coverage is the declared coverage, with each class's attach state.
-	Coverage() evidence.Coverage
+	Coverage() wire.Coverage
 	// Finish drains the capture; it is called once the session is empty.
 	Finish(ctx context.Context) (*CaptureResult, error)
 	Close() error
@@ -29,14 +29,14 @@ type Capture interface {
 
 // CaptureResult is what a finished capture observed.
 type CaptureResult struct {
-	Events  []event.Kernel
-	Emitted map[event.Kind]uint64
-	Drops   map[event.Kind]uint64
+	Events  []wire.Kernel
+	Emitted map[wire.Kind]uint64
+	Drops   map[wire.Kind]uint64
 	// RingFull, SlotsBusy and AfterClose split Drops by cause (nil: not
 	// split).
-	RingFull, SlotsBusy, AfterClose map[event.Kind]uint64
+	RingFull, SlotsBusy, AfterClose map[wire.Kind]uint64
 	// Compat counts 32-bit syscalls of the run, not decoded.
-	Compat map[event.Kind]uint64
+	Compat map[wire.Kind]uint64
 	// Untracked counts new tasks the kernel could not mark as the run's.
 	Untracked    uint64
 	DecodeErrors uint64

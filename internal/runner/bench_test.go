@@ -11,6 +11,7 @@ import (
 
 	"vigil/internal/archive"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // timeRun runs cmd to completion and returns its wall time.
@@ -130,7 +131,7 @@ func BenchmarkRecordNoCapture(b *testing.B) {
 	b.StopTimer()
 	n := float64(b.N)
 	b.ReportMetric(float64(bare)/n/1e6, "bare-ms/op")
-	for _, k := range PhaseNames {
+	for _, k := range wire.PhaseNames {
 		b.ReportMetric(phases[k]/n, k+"-ms/op")
 	}
 }

@@ -3,8 +3,9 @@ package runner
 import (
 	"time"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/hostinfo"
+	"vigil/internal/wire"
 )
 
 // runFacts is what a finished run contributes to its archive.
@@ -14,14 +15,14 @@ type runFacts struct {
 	phases     map[string]float64
 	res        *Result
 	absent     string // why kernel capture is absent, or ""
-	probes     []evidence.Probe
-	coverage   evidence.Coverage
+	probes     []wire.Probe
+	coverage   wire.Coverage
 	cwd        string
 	capture    *CaptureResult // nil when absent
 	ids        map[uint64]bool
 	sdkPath    string
-	trace      evidence.TraceContext
-	clock      evidence.ClockAnchor
+	trace      wire.TraceContext
+	clock      wire.ClockAnchor
 }
 
 // assemble ingests the SDK log and builds the archive's documents.
@@ -36,18 +37,18 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 	if err != nil {
 		return nil, fail("reading vigil's own groups: %v", err)
 	}
-	run := evidence.Run{
+	run := wire.Run{
 		Child:         child,
 		RunID:         o.RunID,
 		VigilVersion:  o.VigilVersion,
 		Argv:          o.Argv,
 		EnvNames:      envNames(f.env),
-		Cwd:           event.Bytes(f.cwd),
+		Cwd:           wire.Bytes(f.cwd),
 		StartTime:     f.start.UTC().Format(time.RFC3339Nano),
 		EndTime:       f.end.UTC().Format(time.RFC3339Nano),
 		ExitCode:      f.res.ExitCode,
 		Signal:        f.res.Signal,
-		Host:          hostInfo(),
+		Host:          hostinfo.Local(),
 		PhasesMS:      f.phases,
 		SessionCgroup: f.res.SessionCgroup,
 		Limits:        f.res.Limits,

@@ -13,10 +13,11 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
 	"vigil/internal/affinity"
 
-	"vigil/internal/event"
 	"vigil/internal/limits"
+	"vigil/internal/wire"
 )
 
 // forwarded are the signals vigil passes on to the child instead of dying.
@@ -28,12 +29,12 @@ func childEnv(runID, sdkLog string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == event.EnvRunID || name == event.EnvSDKEventLog {
+		if name == wire.EnvRunID || name == wire.EnvSDKEventLog {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, event.EnvRunID+"="+runID, event.EnvSDKEventLog+"="+sdkLog)
+	return append(env, wire.EnvRunID+"="+runID, wire.EnvSDKEventLog+"="+sdkLog)
 }
 
 // envNames returns the sorted, distinct variable names of env.

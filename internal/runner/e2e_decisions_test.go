@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	rundiff "vigil/internal/diff"
-	"vigil/internal/event"
 	"vigil/internal/policy"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // agentPolicy is the example policy the README points to.
@@ -107,7 +107,7 @@ func TestE2EPolicyAndRunPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := verifyAndRead(t, bad)
-	bySeq := map[uint64]event.Kernel{}
+	bySeq := map[uint64]wire.Kernel{}
 	for _, e := range b.Kernel {
 		bySeq[e.Seq] = e
 	}

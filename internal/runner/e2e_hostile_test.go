@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // Workloads that try to drown, blind or fool the recorder. Each is run
@@ -55,7 +55,7 @@ func TestE2EHostileWorkloads(t *testing.T) {
 			[]string{"--grace", "100ms"}, 0,
 			func(t *testing.T, b *evidence.Bundle, stdout string) {
 				h := b.Health.CgroupCorrelation
-				if h.StragglersKilled != 1 || h.Status == evidence.CorrelationClean {
+				if h.StragglersKilled != 1 || h.Status == wire.CorrelationClean {
 					t.Errorf("cgroup_correlation %+v; want the straggler killed and counted", h)
 				}
 			}},
@@ -109,7 +109,7 @@ func TestE2EHostileWorkloads(t *testing.T) {
 			"import os, sys\nfor c in sys.argv[1:]:\n    os.mkdir(c); os.chdir(c)\nopen('f', 'w').write('x')"}, nil, 0,
 			func(t *testing.T, b *evidence.Bundle, stdout string) {
 				// Kept in part, said so, and the layer is not complete.
-				if b.Health.KernelLayer.Status != evidence.LayerPartial || b.Health.ReadFaults == 0 {
+				if b.Health.KernelLayer.Status != wire.LayerPartial || b.Health.ReadFaults == 0 {
 					t.Errorf("kernel_layer %s with %d read faults; want partial", b.Health.KernelLayer.Status, b.Health.ReadFaults)
 				}
 				for _, e := range b.Kernel {
@@ -174,7 +174,7 @@ func opened(b *evidence.Bundle, comm, path string) bool {
 func programOf(b *evidence.Bundle, pid uint32) string {
 	prog := ""
 	for _, e := range b.Kernel {
-		if e.PID == pid && e.Kind == event.KindExec {
+		if e.PID == pid && e.Kind == wire.KindExec {
 			prog = string(e.Exec.File.Path)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/event"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // forkBomb forks children that sleep until 400 forks were tried, counting
@@ -60,7 +60,7 @@ func TestE2ELimits(t *testing.T) {
 		}
 		forks := 0
 		for _, e := range b.Kernel {
-			if e.Kind == event.KindFork && string(e.Comm) == "python3" {
+			if e.Kind == wire.KindFork && string(e.Comm) == "python3" {
 				forks++
 			}
 		}

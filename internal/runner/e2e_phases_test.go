@@ -16,8 +16,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // SIGINT, SIGTERM and SIGKILL of vigil record in each phase, the phase
@@ -128,7 +128,7 @@ func signalInPhase(t *testing.T, phase string, sig syscall.Signal) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
-		if b := verifyAndRead(t, arc); b.Health.KernelLayer.Status != evidence.LayerComplete {
+		if b := verifyAndRead(t, arc); b.Health.KernelLayer.Status != wire.LayerComplete {
 			t.Fatalf("kernel_layer %s", b.Health.KernelLayer.Status)
 		}
 	}

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/event"
-	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // TestE2ETaskLeavesSession: a child that moves itself out of the session
@@ -41,10 +40,10 @@ func TestE2ETaskLeavesSession(t *testing.T) {
 	}
 	h := b.Health
 	c := h.CgroupCorrelation
-	if c.MovedOutTasks == 0 || c.Status != evidence.CorrelationPartial || c.LeftSessionTasks != 0 {
+	if c.MovedOutTasks == 0 || c.Status != wire.CorrelationPartial || c.LeftSessionTasks != 0 {
 		t.Fatalf("cgroup correlation %+v: want partial with a task moved out, none alive at the end", c)
 	}
-	if h.KernelLayer.Status == evidence.LayerComplete {
+	if h.KernelLayer.Status == wire.LayerComplete {
 		t.Fatalf("kernel layer complete although a task left the session")
 	}
 	want := "out of the session cgroup: they stayed captured"
@@ -56,7 +55,7 @@ func TestE2ETaskLeavesSession(t *testing.T) {
 	}
 	var moved bool
 	for _, e := range b.Kernel {
-		moved = moved || e.Kind == event.KindCgroupMigrate && e.Migrate.WasTracked && !e.Migrate.IntoSession
+		moved = moved || e.Kind == wire.KindCgroupMigrate && e.Migrate.WasTracked && !e.Migrate.IntoSession
 	}
 	if !moved {
 		t.Error("no migration event in the kernel layer")
@@ -97,7 +96,7 @@ func TestE2ERoundTripIsNotClean(t *testing.T) {
 		}
 	}
 	c := b.Health.CgroupCorrelation
-	if out == 0 || back == 0 || c.Status != evidence.CorrelationPartial || c.MovedOutTasks == 0 || c.LeftSessionTasks != 0 {
+	if out == 0 || back == 0 || c.Status != wire.CorrelationPartial || c.MovedOutTasks == 0 || c.LeftSessionTasks != 0 {
 		t.Fatalf("moves out %d, back %d; correlation %+v: want partial with the move out", out, back, c)
 	}
 }
@@ -132,11 +131,11 @@ func TestE2ECleanRunsBalanceTasks(t *testing.T) {
 			assertNoSessions(t, run.id)
 			assertHealthy(t, b.Health)
 			c := b.Health.CgroupCorrelation
-			if c.Status != evidence.CorrelationClean || c.LeftSessionTasks != 0 || c.EnteredSessionTasks != 0 {
+			if c.Status != wire.CorrelationClean || c.LeftSessionTasks != 0 || c.EnteredSessionTasks != 0 {
 				t.Errorf("cgroup correlation %+v: want clean with no task left or entered", c)
 			}
-			if b.Health.Counts[event.KindFork] < 2 {
-				t.Errorf("only %d fork events: the workload did not create the tasks it was chosen for", b.Health.Counts[event.KindFork])
+			if b.Health.Counts[wire.KindFork] < 2 {
+				t.Errorf("only %d fork events: the workload did not create the tasks it was chosen for", b.Health.Counts[wire.KindFork])
 			}
 		})
 	}

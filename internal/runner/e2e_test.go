@@ -12,26 +12,25 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // opens returns the open events of b for path.
-func opens(b *evidence.Bundle, path string) []event.Kernel {
-	var out []event.Kernel
+func opens(b *evidence.Bundle, path string) []wire.Kernel {
+	var out []wire.Kernel
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindOpen && string(e.Open.Path()) == path {
+		if e.Kind == wire.KindOpen && string(e.Open.Path()) == path {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-func assertHealthy(t *testing.T, h evidence.Health) {
+func assertHealthy(t *testing.T, h wire.Health) {
 	t.Helper()
-	if h.KernelLayer.Status != evidence.LayerComplete || h.RingbufDrops.Total != 0 || h.DecodeErrors != 0 || !h.Drain.Proven {
+	if h.KernelLayer.Status != wire.LayerComplete || h.RingbufDrops.Total != 0 || h.DecodeErrors != 0 || !h.Drain.Proven {
 		t.Errorf("kernel layer %+v drops %d decode errors %d drain %+v: want complete, 0, 0, proven",
 			h.KernelLayer, h.RingbufDrops.Total, h.DecodeErrors, h.Drain)
 	}
@@ -55,7 +54,7 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 
 	var cat bool
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindExec && filepath.Base(string(e.Exec.Filename)) == "cat" {
+		if e.Kind == wire.KindExec && filepath.Base(string(e.Exec.Filename)) == "cat" {
 			cat = true
 		}
 	}
@@ -63,15 +62,15 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 		t.Error("no exec of cat recorded")
 	}
 	host := opens(b, "/etc/hostname")
-	if len(host) == 0 || host[0].Open.Access != event.AccessRead || host[0].Open.Ret < 0 {
+	if len(host) == 0 || host[0].Open.Access != wire.AccessRead || host[0].Open.Ret < 0 {
 		t.Errorf("read open of /etc/hostname: got %+v", host)
 	}
 	out := opens(b, filepath.Join(dir, "out.txt"))
-	if len(out) == 0 || out[0].Open.Access != event.AccessWrite || !out[0].Open.Create || !out[0].Open.Truncate {
+	if len(out) == 0 || out[0].Open.Access != wire.AccessWrite || !out[0].Open.Create || !out[0].Open.Truncate {
 		t.Errorf("write/create/truncate open of out.txt: got %+v", out)
 	}
 	assertHealthy(t, b.Health)
-	if b.Health.CgroupCorrelation.Status != evidence.CorrelationClean {
+	if b.Health.CgroupCorrelation.Status != wire.CorrelationClean {
 		t.Errorf("cgroup correlation %+v", b.Health.CgroupCorrelation)
 	}
 	if b.Run.ExitCode != 3 || b.Run.RunID != "e2efiles" {
@@ -81,7 +80,7 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("phases", data); err != nil {
+	if err := wire.Validate("phases", data); err != nil {
 		t.Fatalf("phase log: %v", err)
 	}
 }
@@ -142,7 +141,7 @@ func TestE2EEscapees(t *testing.T) {
 	// the fork that created it, reported with vigil as the parent.)
 	var mainPID uint32
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindExec {
+		if e.Kind == wire.KindExec {
 			mainPID = e.PID
 			break
 		}
@@ -153,7 +152,7 @@ func TestE2EEscapees(t *testing.T) {
 		if e.PID == mainPID && mainCgroup == 0 {
 			mainCgroup = e.CgroupID
 		}
-		if e.Kind == event.KindExit && e.PID == mainPID && e.Exit.GroupDead {
+		if e.Kind == wire.KindExit && e.PID == mainPID && e.Exit.GroupDead {
 			mainExit = e.TimeNS
 		}
 	}
@@ -367,7 +366,7 @@ func TestE2ENestedRecord(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	bo, bi := verifyAndRead(t, outer), verifyAndRead(t, inner)
-	if c := bo.Health.CgroupCorrelation; c.Status != evidence.CorrelationClean || c.OutsideEvents != 0 {
+	if c := bo.Health.CgroupCorrelation; c.Status != wire.CorrelationClean || c.OutsideEvents != 0 {
 		t.Errorf("outer correlation %+v", c)
 	}
 	if len(opens(bo, "/etc/hostname")) == 0 || len(opens(bi, "/etc/hostname")) == 0 {

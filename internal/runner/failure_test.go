@@ -12,6 +12,7 @@ import (
 
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 func TestRecordBadInput(t *testing.T) {
@@ -87,7 +88,7 @@ func TestRecordAllowAbsentKernel(t *testing.T) {
 				t.Fatalf("exit %d", res.ExitCode)
 			}
 			h := readJSONArchive(t, o.ArchivePath).Health
-			if h.KernelLayer.Status != evidence.LayerAbsent || h.KernelLayer.CaptureAvailable || h.KernelLayer.AbsentReason == "" {
+			if h.KernelLayer.Status != wire.LayerAbsent || h.KernelLayer.CaptureAvailable || h.KernelLayer.AbsentReason == "" {
 				t.Fatalf("kernel layer %+v: want absent with a reason", h.KernelLayer)
 			}
 			assertNoSession(t, o.RunID)
@@ -104,7 +105,7 @@ func TestRecordUserSDKLogTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := readJSONArchive(t, o.ArchivePath).Health
-	if h.SDKLayer.Status != evidence.SDKAbsent {
+	if h.SDKLayer.Status != wire.SDKAbsent {
 		t.Fatalf("sdk layer %+v: an earlier run's log leaked into this one", h.SDKLayer)
 	}
 	if _, err := os.Stat(o.SDKEventLogPath); err != nil {
@@ -119,7 +120,7 @@ func TestRecordSDKLogIngested(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := readJSONArchive(t, o.ArchivePath).Health
-	if h.SDKLayer.Status != evidence.SDKInvalid || len(h.SDKLayer.Problems) == 0 {
+	if h.SDKLayer.Status != wire.SDKInvalid || len(h.SDKLayer.Problems) == 0 {
 		t.Fatalf("sdk layer %+v: want invalid with problems", h.SDKLayer)
 	}
 }

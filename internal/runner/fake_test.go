@@ -12,6 +12,7 @@ import (
 
 	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // fakeBackend stands in for kernel capture: it attaches nothing and
@@ -39,11 +40,11 @@ func (f *fakeBackend) Open(dir string, _ int) (Capture, error) {
 
 type fakeCapture struct{ b *fakeBackend }
 
-func (c *fakeCapture) Probes() []evidence.Probe {
-	return []evidence.Probe{{Name: "fake", Attached: true, Required: true}}
+func (c *fakeCapture) Probes() []wire.Probe {
+	return []wire.Probe{{Name: "fake", Attached: true, Required: true}}
 }
 
-func (c *fakeCapture) Coverage() evidence.Coverage { return evidence.Coverage{} }
+func (c *fakeCapture) Coverage() wire.Coverage { return wire.Coverage{} }
 
 func (c *fakeCapture) Finish(context.Context) (*CaptureResult, error) {
 	if c.b.finishErr != nil {

@@ -1,14 +1,14 @@
 package runner
 
 import (
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // healthInput gathers the runner's counters for observation health.
 // ids are the cgroup ids of the session tree; an event from any other
 // cgroup is counted as outside the session (and still archived).
-func healthInput(absent string, probes []evidence.Probe, cov evidence.Coverage, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
+func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
 	in := evidence.HealthInput{
 		CaptureAvailable:      absent == "" && cr != nil,
 		AbsentReason:          absent,
@@ -41,7 +41,7 @@ func healthInput(absent string, probes []evidence.Probe, cov evidence.Coverage, 
 	return in
 }
 
-func kernelEvents(cr *CaptureResult) []event.Kernel {
+func kernelEvents(cr *CaptureResult) []wire.Kernel {
 	if cr == nil {
 		return nil
 	}

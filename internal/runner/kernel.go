@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"vigil/internal/capture"
-	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // kernelBackend is the eBPF capture of package capture.
@@ -22,27 +22,27 @@ func (kernelBackend) Open(dir string, ringSize int) (Capture, error) {
 
 type kernelCapture struct{ c *capture.Capture }
 
-func (k kernelCapture) Probes() []evidence.Probe {
+func (k kernelCapture) Probes() []wire.Probe {
 	ps := k.c.Probes()
-	out := make([]evidence.Probe, len(ps))
+	out := make([]wire.Probe, len(ps))
 	for i, p := range ps {
-		out[i] = evidence.Probe{Name: p.Name, Attached: p.Attached, Required: p.Required, Error: p.Error}
+		out[i] = wire.Probe{Name: p.Name, Attached: p.Attached, Required: p.Required, Error: p.Error}
 	}
 	return out
 }
 
-func (k kernelCapture) Coverage() evidence.Coverage {
+func (k kernelCapture) Coverage() wire.Coverage {
 	attached := map[string]bool{}
 	for _, p := range k.c.Probes() {
 		attached[p.Name] = p.Attached
 	}
 	covered, uncovered := k.c.Coverage()
-	var cov evidence.Coverage
+	var cov wire.Coverage
 	for _, c := range covered {
-		cov.Covered = append(cov.Covered, evidence.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: attached[c.Hook], Source: c.Source})
+		cov.Covered = append(cov.Covered, wire.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: attached[c.Hook], Source: c.Source})
 	}
 	for _, u := range uncovered {
-		cov.NotCovered = append(cov.NotCovered, evidence.UncoveredClass{Class: u.Class, Why: u.Why})
+		cov.NotCovered = append(cov.NotCovered, wire.UncoveredClass{Class: u.Class, Why: u.Why})
 	}
 	return cov
 }

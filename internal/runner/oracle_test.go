@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // The oracle test holds vigil's record of real third-party programs
@@ -178,7 +178,7 @@ func parseStrace(t *testing.T, path string) observation {
 func vigilObservation(b *evidence.Bundle, skip uint32) observation {
 	o := newObservation()
 	for _, e := range b.Kernel {
-		if e.PID == skip || e.Open != nil && event.Interrupted(e.Open.Ret) || e.ExecFailed != nil && event.Interrupted(e.ExecFailed.Ret) {
+		if e.PID == skip || e.Open != nil && wire.Interrupted(e.Open.Ret) || e.ExecFailed != nil && wire.Interrupted(e.ExecFailed.Ret) {
 			continue
 		}
 		switch {

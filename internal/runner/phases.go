@@ -3,6 +3,8 @@ package runner
 import (
 	"os"
 	"time"
+
+	"vigil/internal/wire"
 )
 
 // phaseClock times consecutive phases on the monotonic clock.
@@ -14,7 +16,7 @@ type phaseClock struct {
 }
 
 func newPhaseClock() *phaseClock {
-	return &phaseClock{start: time.Now(), ms: make(map[string]float64, len(PhaseNames)),
+	return &phaseClock{start: time.Now(), ms: make(map[string]float64, len(wire.PhaseNames)),
 		holdPhase: os.Getenv(HoldPhaseEnv), holdFIFO: os.Getenv(HoldFIFOEnv)}
 }
 
@@ -53,8 +55,8 @@ func (p *phaseClock) begin(name string) func() {
 
 // snapshot returns every phase (zero for those that did not run).
 func (p *phaseClock) snapshot() map[string]float64 {
-	out := make(map[string]float64, len(PhaseNames))
-	for _, n := range PhaseNames {
+	out := make(map[string]float64, len(wire.PhaseNames))
+	for _, n := range wire.PhaseNames {
 		out[n] = p.ms[n]
 	}
 	return out

@@ -8,12 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
 	"vigil/internal/affinity"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/evidence"
 	"vigil/internal/limits"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // DrainTimeout bounds the drain of the ring buffer. A drain that does not
@@ -27,8 +27,8 @@ type Result struct {
 	// ExitCode is the child's exit code, or 128+Signal.
 	ExitCode int
 	Signal   int
-	Phases   PhaseLog
-	Health   evidence.Health
+	Phases   wire.PhaseLog
+	Health   wire.Health
 	// Stale reports sessions of dead vigil processes removed at start.
 	Stale cgroup.StaleReport
 	// StragglersKilled counts processes killed after the grace period.
@@ -36,7 +36,7 @@ type Result struct {
 	// Events is the number of kernel events in the archive.
 	Events int
 	// Limits are the caps the tree ran under and how often they bit.
-	Limits []evidence.Limit
+	Limits []wire.Limit
 	// SessionCgroup is the session's directory (removed by now).
 	SessionCgroup string
 }
@@ -113,7 +113,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	schemasReady := make(chan struct{})
 	go func() {
 		defer close(schemasReady)
-		_ = schema.Warm("sdk-event")
+		_ = wire.Warm("sdk-event")
 	}()
 
 	// preflight
@@ -214,7 +214,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	default:
 	}
 	startWall := time.Now()
-	anchor := evidence.ClockAnchor{MonoNS: monoNow(), UnixNS: startWall.UnixNano()}
+	anchor := wire.ClockAnchor{MonoNS: monoNow(), UnixNS: startWall.UnixNano()}
 	done, err := startChild(cmd, r.limits, o.ChildCPUs)
 	if err != nil {
 		return nil, startError(o.Argv[0], err)
@@ -253,8 +253,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	// Capture is closed after the write: Finish has started detaching the
 	// probes in the background, and the write overlaps that.
 	end = clock.begin("teardown")
-	probes := []evidence.Probe{}
-	var coverage evidence.Coverage
+	probes := []wire.Probe{}
+	var coverage wire.Coverage
 	if r.capture != nil {
 		probes = r.capture.Probes()
 		coverage = r.capture.Coverage()
@@ -306,8 +306,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	end()
 
-	res.Phases = PhaseLog{
-		Schema:            PhaseLogSchema,
+	res.Phases = wire.PhaseLog{
+		Schema:            wire.PhaseLogSchema,
 		RunID:             o.RunID,
 		PhasesMS:          clock.snapshot(),
 		ExitCode:          res.ExitCode,
@@ -322,7 +322,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 			return nil, fail("--phase-log %s: %v", o.PhaseLogPath, err)
 		}
 	}
-	if b.Health.KernelLayer.Status == evidence.LayerPartial {
+	if b.Health.KernelLayer.Status == wire.LayerPartial {
 		for _, why := range b.Health.KernelLayer.Reasons {
 			o.logf("kernel_layer partial: %s", why)
 		}

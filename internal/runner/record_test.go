@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"vigil/internal/cgroup"
-	"vigil/internal/event"
-	"vigil/internal/evidence"
 	"vigil/internal/testenv"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 func TestRecordExitCodeAndPhaseLog(t *testing.T) {
@@ -48,15 +46,15 @@ func TestRecordExitCodeAndPhaseLog(t *testing.T) {
 	if bun.Run.ExitCode != 3 || bun.Run.RunID != o.RunID || !slices.Equal(bun.Run.Argv, o.Argv) {
 		t.Errorf("run.json: %+v", bun.Run)
 	}
-	if !slices.Contains(bun.Run.EnvNames, event.EnvRunID) || !slices.IsSorted(bun.Run.EnvNames) {
-		t.Errorf("env names %v: want sorted, with %s", bun.Run.EnvNames, event.EnvRunID)
+	if !slices.Contains(bun.Run.EnvNames, wire.EnvRunID) || !slices.IsSorted(bun.Run.EnvNames) {
+		t.Errorf("env names %v: want sorted, with %s", bun.Run.EnvNames, wire.EnvRunID)
 	}
 	for _, kv := range bun.Run.EnvNames {
 		if strings.Contains(kv, "=") {
 			t.Errorf("env value leaked into run.json: %q", kv)
 		}
 	}
-	if bun.Health.CgroupCorrelation.Status != evidence.CorrelationClean {
+	if bun.Health.CgroupCorrelation.Status != wire.CorrelationClean {
 		t.Errorf("correlation %+v", bun.Health.CgroupCorrelation)
 	}
 
@@ -64,18 +62,18 @@ func TestRecordExitCodeAndPhaseLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("phases", data); err != nil {
+	if err := wire.Validate("phases", data); err != nil {
 		t.Fatalf("phase log does not validate: %v\n%s", err, data)
 	}
 	pl := res.Phases
 	var sum float64
-	for _, n := range PhaseNames {
+	for _, n := range wire.PhaseNames {
 		sum += pl.PhasesMS[n]
 	}
 	if pl.PhasesMS["child_runtime"] <= 0 || pl.PhasesMS["spawn"] <= 0 || sum > pl.TotalMS {
 		t.Errorf("phases %v total %v: want positive spawn/child_runtime, sum <= total", pl.PhasesMS, pl.TotalMS)
 	}
-	if _, ok := bun.Run.PhasesMS["archive_write"]; ok || len(bun.Run.PhasesMS) != len(PhaseNames)-2 {
+	if _, ok := bun.Run.PhasesMS["archive_write"]; ok || len(bun.Run.PhasesMS) != len(wire.PhaseNames)-2 {
 		t.Errorf("run.json phases %v: want all but archive_write and teardown, which end after it is written", bun.Run.PhasesMS)
 	}
 }
@@ -138,10 +136,10 @@ func TestRecordKillsAndCountsStragglers(t *testing.T) {
 func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	testenv.RequireRoot(t)
 	b := &fakeBackend{result: &CaptureResult{
-		Emitted:       map[event.Kind]uint64{},
-		Drops:         map[event.Kind]uint64{event.KindOpen: 3},
-		RingFull:      map[event.Kind]uint64{event.KindOpen: 1},
-		SlotsBusy:     map[event.Kind]uint64{event.KindOpen: 2},
+		Emitted:       map[wire.Kind]uint64{},
+		Drops:         map[wire.Kind]uint64{wire.KindOpen: 3},
+		RingFull:      map[wire.Kind]uint64{wire.KindOpen: 1},
+		SlotsBusy:     map[wire.Kind]uint64{wire.KindOpen: 2},
 		DecodeErrors:  0,
 		ReadFaults:    4,
 		ProgramMisses: map[string]uint64{"sys_exit": 6},
@@ -159,10 +157,10 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	if h.ReadFaults != 4 || h.ProgramMisses["sys_exit"] != 6 {
 		t.Errorf("read_faults %d, program_misses %v", h.ReadFaults, h.ProgramMisses)
 	}
-	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[event.KindOpen] != 1 || c.SlotsBusy[event.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
+	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[wire.KindOpen] != 1 || c.SlotsBusy[wire.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
 		t.Errorf("ringbuf_drops %+v causes %+v", h.RingbufDrops, h.RingbufDrops.Causes)
 	}
-	if h.KernelLayer.Status != evidence.LayerPartial || res.Health.KernelLayer.Status != evidence.LayerPartial {
+	if h.KernelLayer.Status != wire.LayerPartial || res.Health.KernelLayer.Status != wire.LayerPartial {
 		t.Fatalf("kernel_layer %+v", h.KernelLayer)
 	}
 	why := strings.Join(h.KernelLayer.Reasons, "; ")

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
-	"vigil/internal/evidence"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 // A ring far too small for the event rate must lose events, count them, and
@@ -43,7 +42,7 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 	if h.RingbufDrops.Total == 0 {
 		t.Fatalf("a 4 KiB ring under 6000 opens dropped nothing (events %d)", len(b.Kernel))
 	}
-	if h.KernelLayer.Status != evidence.LayerPartial {
+	if h.KernelLayer.Status != wire.LayerPartial {
 		t.Fatalf("kernel_layer %q with %d drops, want partial", h.KernelLayer.Status, h.RingbufDrops.Total)
 	}
 	var named bool
@@ -58,15 +57,15 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 	// Every open either reached the archive or was counted as dropped.
 	var archived uint64
 	for _, e := range b.Kernel {
-		if e.Kind == event.KindOpen && strings.HasPrefix(string(e.Open.Path()), work+"/") {
+		if e.Kind == wire.KindOpen && strings.HasPrefix(string(e.Open.Path()), work+"/") {
 			archived++
 		}
 	}
-	if got := archived + h.RingbufDrops.PerKind[event.KindOpen]; got < 6000 {
+	if got := archived + h.RingbufDrops.PerKind[wire.KindOpen]; got < 6000 {
 		t.Errorf("archived + dropped worker opens = %d, want >= 6000", got)
 	}
 	// Counted per kind and cause: the opens were lost to a full ring.
-	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[event.KindOpen] == 0 {
+	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[wire.KindOpen] == 0 {
 		t.Errorf("drop causes %+v; want ring_full opens", h.RingbufDrops.Causes)
 	}
 	t.Logf("%d events archived, %d dropped; vigil's peak RSS %d KiB", len(b.Kernel), h.RingbufDrops.Total, r.maxRSSKiB)

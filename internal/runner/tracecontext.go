@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"strings"
 
+	"vigil/internal/wire"
+
 	"go.opentelemetry.io/contrib/propagators/envcar"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
-
-	"vigil/internal/evidence"
 )
 
 // traceEnvNames are the variables of the OpenTelemetry environment carrier
@@ -23,11 +23,11 @@ var traceEnvNames = []string{"TRACEPARENT", "TRACESTATE"}
 // and trace state; otherwise the run starts a new, sampled trace. The run
 // gets a span id of its own, which is what the child inherits: spans the
 // command's OpenTelemetry SDK makes are children of the run.
-func runTrace() (evidence.TraceContext, trace.SpanContext) {
+func runTrace() (wire.TraceContext, trace.SpanContext) {
 	prop := propagation.TraceContext{}
 	parent := trace.SpanContextFromContext(prop.Extract(context.Background(), &envcar.Carrier{}))
 	cfg := trace.SpanContextConfig{TraceFlags: trace.FlagsSampled}
-	tc := evidence.TraceContext{}
+	tc := wire.TraceContext{}
 	if parent.IsValid() {
 		cfg.TraceID, cfg.TraceFlags, cfg.TraceState = parent.TraceID(), parent.TraceFlags(), parent.TraceState()
 		tc.ParentSpanID = parent.SpanID().String()

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vigil/internal/capture"
-	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // resolveUser turns --user NAME|UID[:GROUP|GID] into the credentials the
@@ -98,15 +98,15 @@ func checkCanSwitch() error {
 
 // childCredentials is what run.json records of the ids the child started
 // with: cred when --user set them, else vigil's own.
-func childCredentials(cred *syscall.Credential) (*evidence.Credentials, error) {
+func childCredentials(cred *syscall.Credential) (*wire.Credentials, error) {
 	if cred != nil {
-		return &evidence.Credentials{UID: cred.Uid, GID: cred.Gid, Groups: append([]uint32{}, cred.Groups...)}, nil
+		return &wire.Credentials{UID: cred.Uid, GID: cred.Gid, Groups: append([]uint32{}, cred.Groups...)}, nil
 	}
 	groups, err := os.Getgroups()
 	if err != nil {
 		return nil, err
 	}
-	c := &evidence.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Groups: []uint32{}}
+	c := &wire.Credentials{UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Groups: []uint32{}}
 	for _, g := range groups {
 		if uint32(g) != c.GID {
 			c.Groups = append(c.Groups, uint32(g))

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // Limits keep a page for a huge run usable; what they leave out is
@@ -23,8 +23,8 @@ const (
 // Page is everything the template shows, computed from one bundle.
 type Page struct {
 	Archive     string
-	Run         evidence.Run
-	Health      evidence.Health
+	Run         wire.Run
+	Health      wire.Health
 	Duration    string
 	Events      int
 	Complete    bool
@@ -160,7 +160,7 @@ type Tick struct {
 func Build(archive string, b *evidence.Bundle) Page {
 	p := Page{Archive: archive, Run: b.Run, Health: b.Health, Events: len(b.Kernel), HasSDK: b.Correlation != nil}
 	p.Duration = runDuration(b.Run)
-	p.Complete = b.Health.KernelLayer.Status == evidence.LayerComplete && b.Health.CgroupCorrelation.Status == evidence.CorrelationClean
+	p.Complete = b.Health.KernelLayer.Status == wire.LayerComplete && b.Health.CgroupCorrelation.Status == wire.CorrelationClean
 	p.BannerClass, p.Banner = "ok", "complete record: kernel layer complete, cgroup correlation clean"
 	if !p.Complete {
 		p.BannerClass = "warn"
@@ -188,7 +188,7 @@ func Build(archive string, b *evidence.Bundle) Page {
 	return p
 }
 
-func runDuration(r evidence.Run) string {
+func runDuration(r wire.Run) string {
 	a, err1 := time.Parse(time.RFC3339Nano, r.StartTime)
 	z, err2 := time.Parse(time.RFC3339Nano, r.EndTime)
 	if err1 != nil || err2 != nil {
@@ -197,7 +197,7 @@ func runDuration(r evidence.Run) string {
 	return z.Sub(a).Round(time.Microsecond).String()
 }
 
-func processes(kernel []event.Kernel, t0 uint64) []Process {
+func processes(kernel []wire.Kernel, t0 uint64) []Process {
 	byPID := map[uint32]*Process{}
 	var order []uint32
 	get := func(pid uint32, ts uint64) *Process {
@@ -246,7 +246,7 @@ func processes(kernel []event.Kernel, t0 uint64) []Process {
 	return out
 }
 
-func joinArgv(argv []event.Bytes, truncated bool) string {
+func joinArgv(argv []wire.Bytes, truncated bool) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
 		parts[i] = string(a)
@@ -259,7 +259,7 @@ func joinArgv(argv []event.Bytes, truncated bool) string {
 }
 
 // objects groups the run's actions by file path and by endpoint.
-func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
+func objects(kernel []wire.Kernel) (Table[FileRow], Table[EndpointRow]) {
 	type agg struct {
 		ops    map[evidence.Op]bool
 		failOp map[evidence.Op]bool
@@ -323,7 +323,7 @@ func objects(kernel []event.Kernel) (Table[FileRow], Table[EndpointRow]) {
 	return newTable(fr), newTable(er)
 }
 
-func execs(kernel []event.Kernel) Table[ExecRow] {
+func execs(kernel []wire.Kernel) Table[ExecRow] {
 	byPath := map[string]*ExecRow{}
 	for i := range kernel {
 		x := kernel[i].Exec
@@ -357,7 +357,7 @@ func execs(kernel []event.Kernel) Table[ExecRow] {
 func toolCalls(b *evidence.Bundle, t0 uint64) []CallRow {
 	var out []CallRow
 	for _, tc := range b.Correlation.ToolCalls {
-		c := CallRow{ID: tc.ToolCallID, Name: tc.ToolName, Status: tc.Status, Total: tc.Kernel.Total, Completed: tc.Completed}
+		c := CallRow{ID: tc.ToolCallID, Name: tc.ToolName, Status: string(tc.Status), Total: tc.Kernel.Total, Completed: tc.Completed}
 		if tc.StartedMonoNS >= t0 {
 			c.StartNS = tc.StartedMonoNS - t0
 		}
@@ -374,7 +374,7 @@ func toolCalls(b *evidence.Bundle, t0 uint64) []CallRow {
 			}
 		}
 		var kinds []string
-		for _, k := range event.Kinds {
+		for _, k := range wire.Kinds {
 			if n := tc.Kernel.ByKind[k]; n > 0 {
 				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 			}
@@ -414,7 +414,7 @@ const (
 	maxLanes = 200
 )
 
-func timeline(kernel []event.Kernel, procs []Process, calls []CallRow, t0, t1 uint64) Timeline {
+func timeline(kernel []wire.Kernel, procs []Process, calls []CallRow, t0, t1 uint64) Timeline {
 	span := max(t1-t0, 1)
 	x := func(ns uint64) float64 { return tlLeft + tlWidth*float64(ns)/float64(span) }
 	t := Timeline{SpanNS: span, Width: int(tlLeft + tlWidth + 20)}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 func TestBuildCountsWhatTheRunDid(t *testing.T) {
@@ -36,7 +36,7 @@ func TestBuildCountsWhatTheRunDid(t *testing.T) {
 	if !p.Complete || p.BannerClass != "ok" {
 		t.Errorf("banner %s %q", p.BannerClass, p.Banner)
 	}
-	b.Health.KernelLayer.Status = evidence.LayerPartial
+	b.Health.KernelLayer.Status = wire.LayerPartial
 	if p := Build("run.tar.gz", b); p.Complete || p.BannerClass != "warn" || !strings.Contains(p.Banner, "incomplete") {
 		t.Errorf("partial record banner %s %q", p.BannerClass, p.Banner)
 	}
@@ -44,9 +44,9 @@ func TestBuildCountsWhatTheRunDid(t *testing.T) {
 
 // unionPaths is every path the surface names for files (the files table
 // lists exactly those, plus failed-only names).
-func unionPaths(s evidence.CapabilitySurface) map[event.Bytes]bool {
-	m := map[event.Bytes]bool{}
-	for _, l := range [][]event.Bytes{s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures, s.FilesDeleted,
+func unionPaths(s evidence.CapabilitySurface) map[wire.Bytes]bool {
+	m := map[wire.Bytes]bool{}
+	for _, l := range [][]wire.Bytes{s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures, s.FilesDeleted,
 		s.DirsCreated, s.LinksCreated, s.ModeChanged, s.FilesTruncated} {
 		for _, p := range l {
 			m[p] = true

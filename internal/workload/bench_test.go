@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"vigil/internal/wire"
 )
 
 // BenchmarkSpanEvent is the cost of one span event with tracing off (the
@@ -73,7 +75,7 @@ func BenchmarkRun(b *testing.B) {
 				}
 				b.ReportAllocs()
 				for b.Loop() {
-					if res, err := Run(context.Background(), cfg); err != nil || res.Status != StatusOK {
+					if res, err := Run(context.Background(), cfg); err != nil || res.Status != wire.StatusOK {
 						b.Fatalf("run: %v", err)
 					}
 				}

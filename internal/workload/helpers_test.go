@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
 // testConfig is DefaultConfig with a work directory and trace file inside
@@ -29,26 +29,26 @@ func testConfig(t testing.TB) Config {
 
 // mustRun runs cfg and fails the test unless the run succeeded with a
 // result line that satisfies the embedded schema.
-func mustRun(t testing.TB, cfg Config) Result {
+func mustRun(t testing.TB, cfg Config) wire.AgentResult {
 	t.Helper()
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	checkResultSchema(t, res)
-	if res.Status != StatusOK {
+	if res.Status != wire.StatusOK {
 		t.Fatalf("status %q, error %q", res.Status, res.Error)
 	}
 	return res
 }
 
-func checkResultSchema(t testing.TB, res Result) {
+func checkResultSchema(t testing.TB, res wire.AgentResult) {
 	t.Helper()
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Validate("agent-result", b); err != nil {
+	if err := wire.Validate("agent-result", b); err != nil {
 		t.Fatalf("result line does not match schema agent-result: %v\n%s", err, b)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"vigil/internal/wire"
 )
 
 // A run that fails before its span events are added never asked the SDK
@@ -16,7 +18,7 @@ func TestFailedRunDoesNotBlameSDKForSpanEvents(t *testing.T) {
 	cfg.FailCounterFile = t.TempDir() + "/count"
 	res, err := Run(context.Background(), cfg)
 	checkResultSchema(t, res)
-	if err == nil || res.Status != StatusError {
+	if err == nil || res.Status != wire.StatusError {
 		t.Fatalf("want an injected failure, got err %v status %q", err, res.Status)
 	}
 	for _, w := range res.Warnings {

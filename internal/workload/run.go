@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // userPrompt is the scripted conversation's opening message.
@@ -36,13 +36,13 @@ const flushTimeout = 30 * time.Second
 // Run reads OTEL_SDK_DISABLED, and VIGIL_SDK_EVENT_LOG / VIGIL_RUN_ID when
 // Config.SDKEventLog / Config.RunID are empty; the SDK reads its own
 // OTEL_* variables.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Config) (wire.AgentResult, error) {
 	if err := cfg.validate(); err != nil {
-		return Result{}, err
+		return wire.AgentResult{}, err
 	}
 	s, err := setup(ctx, &cfg)
 	if err != nil {
-		return Result{}, err
+		return wire.AgentResult{}, err
 	}
 	if s.tr != nil {
 		ctx = s.inheritTrace(ctx)
@@ -73,7 +73,7 @@ func (s *session) inheritTrace(ctx context.Context) context.Context {
 // undo exactly that.
 type session struct {
 	cfg        *Config
-	res        Result
+	res        wire.AgentResult
 	start      time.Time
 	otelOn     bool
 	traceFile  *atomicFile
@@ -93,12 +93,12 @@ type session struct {
 
 func setup(ctx context.Context, cfg *Config) (s *session, err error) {
 	s = &session{cfg: cfg, start: time.Now()}
-	s.res = Result{
-		Schema: ResultSchema, KernelEvents: cfg.KernelEvents, Concurrency: cfg.Concurrency,
+	s.res = wire.AgentResult{
+		Schema: wire.AgentResultSchema, KernelEvents: cfg.KernelEvents, Concurrency: cfg.Concurrency,
 		PayloadBytes: cfg.PayloadBytes, SpanEventsRequested: cfg.SpanEvents,
 		SpanEventLimit: -1, SpanEventLimitSource: LimitSourceOff,
 		RetainedFirstIndex: -1, RetainedLastIndex: -1,
-		PhasesMS: map[string]float64{}, Status: StatusOK, Kept: cfg.Keep,
+		PhasesMS: map[string]float64{}, Status: wire.StatusOK, Kept: cfg.Keep,
 	}
 	// Undo everything created so far if setup fails.
 	defer func() {
@@ -128,10 +128,10 @@ func setup(ctx context.Context, cfg *Config) (s *session, err error) {
 
 	logPath, runID := cfg.SDKEventLog, cfg.RunID
 	if logPath == "" {
-		logPath = os.Getenv(event.EnvSDKEventLog)
+		logPath = os.Getenv(wire.EnvSDKEventLog)
 	}
 	if runID == "" {
-		runID = os.Getenv(event.EnvRunID)
+		runID = os.Getenv(wire.EnvRunID)
 	}
 	if logPath != "" {
 		if runID == "" {
@@ -140,7 +140,7 @@ func setup(ctx context.Context, cfg *Config) (s *session, err error) {
 			runID = newRunID()
 		}
 		if s.log, err = openSDKLog(logPath, runID); err != nil {
-			return s, &ConfigError{Flag: "--sdk-event-log (" + event.EnvSDKEventLog + ")", Msg: err.Error()}
+			return s, &ConfigError{Flag: "--sdk-event-log (" + wire.EnvSDKEventLog + ")", Msg: err.Error()}
 		}
 		s.res.SDKEventLog, s.res.RunID = logPath, runID
 	}
@@ -252,7 +252,7 @@ func (s *session) spanContext(span trace.Span) trace.SpanContext {
 	return span.SpanContext()
 }
 
-func (s *session) run(ctx context.Context) (Result, error) {
+func (s *session) run(ctx context.Context) (wire.AgentResult, error) {
 	s.phase("setup", s.start)
 	cfg := s.cfg
 	ctx, root := s.startSpan(ctx, RootSpanName, trace.SpanKindInternal,
@@ -312,16 +312,16 @@ func (s *session) run(ctx context.Context) (Result, error) {
 	s.cleanup()
 	s.phase("cleanup", t)
 
-	status := StatusOK
+	status := wire.StatusOK
 	if runErr != nil {
-		status = StatusError
+		status = wire.StatusError
 	}
-	s.log.emit(event.SDKRunFinished, "", "", status, rootSC)
+	s.log.emit(wire.SDKRunFinished, "", "", status, rootSC)
 	n, err := s.log.close()
 	s.res.SDKEvents = n
 	if err != nil && runErr == nil {
 		runErr = fmt.Errorf("sdk event log %s: %w", s.res.SDKEventLog, err)
-		status = StatusError
+		status = wire.StatusError
 	}
 	s.res.Status = status
 	if runErr != nil {
@@ -399,7 +399,7 @@ func (s *session) executeTool(ctx context.Context, tc ToolCall) (string, error) 
 	)
 	defer span.End()
 	s.res.ToolCalls++
-	s.log.emit(event.SDKToolCallStarted, tc.ID, tc.Name, "", s.spanContext(span))
+	s.log.emit(wire.SDKToolCallStarted, tc.ID, tc.Name, "", s.spanContext(span))
 	var out string
 	var err error
 	switch {
@@ -412,13 +412,13 @@ func (s *session) executeTool(ctx context.Context, tc ToolCall) (string, error) 
 	default:
 		out, err = tl.run(s.toolRoot, tc.Args)
 	}
-	status := StatusOK
+	status := wire.StatusOK
 	if err != nil {
-		status = StatusError
+		status = wire.StatusError
 		span.SetStatus(codes.Error, err.Error())
 		span.SetAttributes(attribute.String(AttrErrorType, "tool_error"))
 	}
-	s.log.emit(event.SDKToolCallCompleted, tc.ID, tc.Name, status, s.spanContext(span))
+	s.log.emit(wire.SDKToolCallCompleted, tc.ID, tc.Name, status, s.spanContext(span))
 	return out, err
 }
 

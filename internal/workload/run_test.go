@@ -17,23 +17,22 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"vigil/internal/event"
-	"vigil/schema"
+	"vigil/internal/wire"
 )
 
-func readSDKLog(t *testing.T, path string) []event.SDK {
+func readSDKLog(t *testing.T, path string) []wire.SDK {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.ValidateNDJSON("sdk-event", data); err != nil {
+	if err := wire.ValidateNDJSON("sdk-event", data); err != nil {
 		t.Fatalf("SDK event log does not match schema sdk-event: %v", err)
 	}
-	var out []event.SDK
+	var out []wire.SDK
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for sc.Scan() {
-		var ev event.SDK
+		var ev wire.SDK
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +58,7 @@ func TestSDKEventLog(t *testing.T) {
 			if len(evs) != 5 || res.SDKEvents != 5 {
 				t.Fatalf("%d events in the log, result says %d; want 5 (2 tool calls x 2 + run_finished)", len(evs), res.SDKEvents)
 			}
-			wantTypes := []string{event.SDKToolCallStarted, event.SDKToolCallCompleted, event.SDKToolCallStarted, event.SDKToolCallCompleted, event.SDKRunFinished}
+			wantTypes := []string{wire.SDKToolCallStarted, wire.SDKToolCallCompleted, wire.SDKToolCallStarted, wire.SDKToolCallCompleted, wire.SDKRunFinished}
 			var prev uint64
 			for i, ev := range evs {
 				if ev.Seq != uint64(i) || ev.Type != wantTypes[i] || ev.RunID != "run-42" || ev.PID != os.Getpid() {
@@ -70,7 +69,7 @@ func TestSDKEventLog(t *testing.T) {
 				}
 				prev = ev.MonoNS
 			}
-			if evs[4].Status != StatusOK || evs[1].Status != StatusOK {
+			if evs[4].Status != wire.StatusOK || evs[1].Status != wire.StatusOK {
 				t.Fatalf("statuses: %+v", evs)
 			}
 			if !otel {
@@ -97,8 +96,8 @@ func TestSDKEventLog(t *testing.T) {
 // the environment.
 func TestSDKEventLogFromEnv(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sdk.ndjson")
-	t.Setenv(event.EnvSDKEventLog, path)
-	t.Setenv(event.EnvRunID, "from-env")
+	t.Setenv(wire.EnvSDKEventLog, path)
+	t.Setenv(wire.EnvRunID, "from-env")
 	res := mustRun(t, testConfig(t))
 	evs := readSDKLog(t, path)
 	if res.SDKEventLog != path || res.RunID != "from-env" || len(evs) != 5 || evs[0].RunID != "from-env" {
@@ -224,14 +223,14 @@ func TestToolFailure(t *testing.T) {
 	}
 	res, err := Run(context.Background(), cfg)
 	checkResultSchema(t, res)
-	if err == nil || res.Status != StatusError || !strings.Contains(res.Error, "write_file") {
+	if err == nil || res.Status != wire.StatusError || !strings.Contains(res.Error, "write_file") {
 		t.Fatalf("want a write_file failure, got err %v, result %+v", err, res)
 	}
 	if res.WorkerOpens != 0 || res.ToolCalls != 1 {
 		t.Fatalf("work went on after the failure: opens %d tool calls %d", res.WorkerOpens, res.ToolCalls)
 	}
 	evs := readSDKLog(t, cfg.SDKEventLog)
-	if len(evs) != 3 || evs[1].Status != StatusError || evs[2].Type != event.SDKRunFinished || evs[2].Status != StatusError {
+	if len(evs) != 3 || evs[1].Status != wire.StatusError || evs[2].Type != wire.SDKRunFinished || evs[2].Status != wire.StatusError {
 		t.Fatalf("SDK log: %+v", evs)
 	}
 	spans := readTraceFile(t, cfg.TraceOut)
@@ -254,10 +253,10 @@ func TestFailEvery(t *testing.T) {
 		cfg.FailEvery = 2
 		cfg.FailCounterFile = counter
 		res, err := Run(context.Background(), cfg)
-		if (err != nil) != (res.Status == StatusError) || res.Invocation != i+1 || res.FailInjected != (res.Status == StatusError) {
+		if (err != nil) != (res.Status == wire.StatusError) || res.Invocation != i+1 || res.FailInjected != (res.Status == wire.StatusError) {
 			t.Fatalf("run %d: err %v result %+v", i+1, err, res)
 		}
-		got = append(got, res.Status)
+		got = append(got, string(res.Status))
 	}
 	if want := "ok,error,ok,error,ok"; strings.Join(got, ",") != want {
 		t.Fatalf("statuses %s, want %s", strings.Join(got, ","), want)

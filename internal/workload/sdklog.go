@@ -9,10 +9,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
-// sdkLog appends event.SDK lines to the file vigil record named. The file
+// sdkLog appends wire.SDK lines to the file vigil record named. The file
 // is opened once, so the log adds one open for the whole run and none per
 // event; each line is one write, so a crash keeps every earlier line.
 type sdkLog struct {
@@ -44,7 +44,7 @@ func monoNS() uint64 {
 
 // emit writes one event; a nil log does nothing. sc is the span the
 // event belongs to; an invalid one (no tracing) leaves the ids out.
-func (l *sdkLog) emit(typ, toolCallID, toolName, status string, sc trace.SpanContext) {
+func (l *sdkLog) emit(typ, toolCallID, toolName string, status wire.Status, sc trace.SpanContext) {
 	if l == nil {
 		return
 	}
@@ -53,8 +53,8 @@ func (l *sdkLog) emit(typ, toolCallID, toolName, status string, sc trace.SpanCon
 	if l.err != nil {
 		return
 	}
-	ev := event.SDK{
-		Schema: event.SDKSchema, RunID: l.runID, Seq: l.seq, Type: typ,
+	ev := wire.SDK{
+		Schema: wire.SDKSchema, RunID: l.runID, Seq: l.seq, Type: typ,
 		MonoNS: monoNS(), TimeUnixNS: time.Now().UnixNano(), PID: l.pid,
 		ToolCallID: toolCallID, ToolName: toolName, Status: status,
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/event"
+	"vigil/internal/wire"
 )
 
 // TestContinuesTraceparent: with TRACEPARENT set (as vigil record sets
@@ -50,7 +50,7 @@ func TestContinuesTraceparent(t *testing.T) {
 	sc := bufio.NewScanner(f)
 	var tools int
 	for sc.Scan() {
-		var ev event.SDK
+		var ev wire.SDK
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestContinuesTraceparent(t *testing.T) {
 		}
 		name := byID[ev.SpanID]
 		switch ev.Type {
-		case event.SDKRunFinished:
+		case wire.SDKRunFinished:
 			if ev.SpanID != res.RootSpanID {
 				t.Errorf("run_finished names span %s, root is %s", ev.SpanID, res.RootSpanID)
 			}

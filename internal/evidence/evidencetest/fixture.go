@@ -5,25 +5,25 @@ package evidencetest
 import (
 	"fmt"
 
-	"vigil/internal/event"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // RunID is the run id of every fixture bundle.
 const RunID = "run-0123456789abcdef"
 
 // Run returns a plausible run.json.
-func Run() evidence.Run {
-	return evidence.Run{
-		Schema:       evidence.RunSchema,
+func Run() wire.Run {
+	return wire.Run{
+		Schema:       wire.RunSchema,
 		RunID:        RunID,
 		VigilVersion: "0.1.0-test",
 		Argv:         []string{"vigil", "agent", "--kernel-events", "4"},
-		EnvNames:     []string{"HOME", "PATH", event.EnvRunID, event.EnvSDKEventLog},
+		EnvNames:     []string{"HOME", "PATH", wire.EnvRunID, wire.EnvSDKEventLog},
 		Cwd:          "/home/agent",
 		StartTime:    "2026-01-02T03:04:05.123456789Z",
 		EndTime:      "2026-01-02T03:04:06.5Z",
-		Host: evidence.Host{
+		Host: wire.Host{
 			Kernel: "6.18.0-test", Arch: "amd64", OS: "linux",
 			HostClass: "linux-amd64-6.18.0-test", Hostname: "testhost",
 		},
@@ -32,7 +32,7 @@ func Run() evidence.Run {
 			"child_runtime": 900, "drain": 0.125, "archive_write": 3, "teardown": 0.25,
 		},
 		SessionCgroup: "/sys/fs/cgroup/unified/vigil/" + RunID,
-		Child:         &evidence.Credentials{UID: 1000, GID: 1000, Groups: []uint32{4, 27}},
+		Child:         &wire.Credentials{UID: 1000, GID: 1000, Groups: []uint32{4, 27}},
 	}
 }
 
@@ -40,24 +40,24 @@ func Run() evidence.Run {
 func CleanInput() evidence.HealthInput {
 	return evidence.HealthInput{
 		CaptureAvailable: true,
-		Probes: []evidence.Probe{
+		Probes: []wire.Probe{
 			{Name: "tp_btf/sched_process_exec", Attached: true, Required: true},
 			{Name: "tp_btf/sched_process_fork", Attached: true, Required: true},
 			{Name: "tp_btf/sched_process_exit", Attached: true, Required: true},
 			{Name: "tp_btf/sys_exit", Attached: true, Required: true},
 			{Name: "tp_btf/io_uring_complete", Attached: false, Required: false, Error: "not supported"},
 		},
-		Coverage: evidence.Coverage{
-			Covered: []evidence.CoveredClass{
+		Coverage: wire.Coverage{
+			Covered: []wire.CoveredClass{
 				{Class: "exec", Hook: "tp_btf/sched_process_exec", Attached: true, Source: "kernel"},
 				{Class: "fork", Hook: "tp_btf/sched_process_fork", Attached: true, Source: "kernel"},
 				{Class: "exit", Hook: "tp_btf/sched_process_exit", Attached: true, Source: "kernel"},
 				{Class: "open", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel and caller memory"},
 				{Class: "connect", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel socket"},
 			},
-			NotCovered: []evidence.UncoveredClass{{Class: "io_uring", Why: "io_uring_complete did not attach"}},
+			NotCovered: []wire.UncoveredClass{{Class: "io_uring", Why: "io_uring_complete did not attach"}},
 		},
-		Drops:                 map[event.Kind]uint64{},
+		Drops:                 map[wire.Kind]uint64{},
 		DrainProven:           true,
 		DrainDetail:           "ring buffer empty after cgroup emptied",
 		ChildPlacedBeforeExec: true,
@@ -67,10 +67,10 @@ func CleanInput() evidence.HealthInput {
 // Kernel returns n kernel events (n >= 8) shaped like an agent run: the
 // runner's clone of the agent into the session, an exec, a fork, then file creates and reads, one connect, and exits, with
 // contiguous seqs from 0 and timestamps 1000 ns apart from base.
-func Kernel(n int, base uint64) []event.Kernel {
+func Kernel(n int, base uint64) []wire.Kernel {
 	const pid, runner, cg = 4242, 4000, 77
-	out := make([]event.Kernel, 0, n)
-	add := func(k event.Kernel) {
+	out := make([]wire.Kernel, 0, n)
+	add := func(k wire.Kernel) {
 		k.Seq = uint64(len(out))
 		k.TimeNS = base + 1000*k.Seq
 		if k.PID == 0 {
@@ -79,45 +79,45 @@ func Kernel(n int, base uint64) []event.Kernel {
 		k.Comm, k.CgroupID = "agent", cg
 		if k.Hook == "" {
 			k.Hook = "tp_btf/sched_process_fork"
-			if k.Kind == event.KindExit {
+			if k.Kind == wire.KindExit {
 				k.Hook = "tp_btf/sched_process_exit"
 			}
 		}
 		out = append(out, k)
 	}
-	add(event.Kernel{Kind: event.KindFork, PID: runner, TID: runner, Fork: &event.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid, Entered: true}})
-	add(event.Kernel{Kind: event.KindExec, Hook: "tp_btf/sched_process_exec", Exec: &event.Exec{File: event.ResolvedPath{Path: "/usr/bin/agent"},
-		Filename: "/usr/bin/agent", Via: "path", Argv: []event.Bytes{"agent"}, Argc: 1, Ino: 12, Dev: 2049}})
-	add(event.Kernel{Kind: event.KindFork, Fork: &event.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
-	add(event.Kernel{Kind: event.KindConnect, Hook: "tp_btf/sys_exit", Net: &event.Net{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318,
+	add(wire.Kernel{Kind: wire.KindFork, PID: runner, TID: runner, Fork: &wire.Fork{ParentPID: runner, ParentTID: runner, ChildPID: pid, ChildTID: pid, Entered: true}})
+	add(wire.Kernel{Kind: wire.KindExec, Hook: "tp_btf/sched_process_exec", Exec: &wire.Exec{File: wire.ResolvedPath{Path: "/usr/bin/agent"},
+		Filename: "/usr/bin/agent", Via: "path", Argv: []wire.Bytes{"agent"}, Argc: 1, Ino: 12, Dev: 2049}})
+	add(wire.Kernel{Kind: wire.KindFork, Fork: &wire.Fork{ParentPID: pid, ParentTID: pid, ChildPID: pid + 1, ChildTID: pid + 1}})
+	add(wire.Kernel{Kind: wire.KindConnect, Hook: "tp_btf/sys_exit", Net: &wire.Net{Fd: 5, Family: "inet", Addr: "127.0.0.1", Port: 4318,
 		AddrFrom: "socket", SockType: "stream", Syscall: "connect", Ret: -115}})
-	add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat", Dirfd: -100,
-		Name: event.Name{Requested: "/etc/missing"}, Ret: -2, Access: event.AccessRead}})
-	work := &event.ResolvedPath{Path: "/home/agent"}
+	add(wire.Kernel{Kind: wire.KindOpen, Hook: "tp_btf/sys_exit", Open: &wire.Open{Syscall: "openat", Dirfd: -100,
+		Name: wire.Name{Requested: "/etc/missing"}, Ret: -2, Access: wire.AccessRead}})
+	work := &wire.ResolvedPath{Path: "/home/agent"}
 	for i := 0; len(out) < n-2; i++ {
-		name := event.Bytes(fmt.Sprintf("work/file-%05d", i/2))
-		file := &event.ResolvedPath{Path: "/home/agent/" + name}
+		name := wire.Bytes(fmt.Sprintf("work/file-%05d", i/2))
+		file := &wire.ResolvedPath{Path: "/home/agent/" + name}
 		if i%2 == 0 {
-			add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat", Dirfd: -100,
-				File: file, Name: event.Name{Requested: name}, Flags: 0o1101, Mode: 0o644, Ret: 3,
-				Access: event.AccessWrite, Create: true, Truncate: true, Ino: uint64(100 + i), Dev: 2049}})
+			add(wire.Kernel{Kind: wire.KindOpen, Hook: "tp_btf/sys_exit", Open: &wire.Open{Syscall: "openat", Dirfd: -100,
+				File: file, Name: wire.Name{Requested: name}, Flags: 0o1101, Mode: 0o644, Ret: 3,
+				Access: wire.AccessWrite, Create: true, Truncate: true, Ino: uint64(100 + i), Dev: 2049}})
 		} else {
-			add(event.Kernel{Kind: event.KindOpen, Hook: "tp_btf/sys_exit", Open: &event.Open{Syscall: "openat2", Dirfd: -100,
-				File: file, Name: event.Name{Requested: name, Dir: work}, Ret: 3, Access: event.AccessRead, Ino: uint64(99 + i), Dev: 2049}})
+			add(wire.Kernel{Kind: wire.KindOpen, Hook: "tp_btf/sys_exit", Open: &wire.Open{Syscall: "openat2", Dirfd: -100,
+				File: file, Name: wire.Name{Requested: name, Dir: work}, Ret: 3, Access: wire.AccessRead, Ino: uint64(99 + i), Dev: 2049}})
 		}
 	}
-	add(event.Kernel{Kind: event.KindExit, PID: pid + 1, TID: pid + 1, Exit: &event.Exit{Code: 0, GroupDead: true}})
-	add(event.Kernel{Kind: event.KindExit, Exit: &event.Exit{Code: 0, GroupDead: true}})
+	add(wire.Kernel{Kind: wire.KindExit, PID: pid + 1, TID: pid + 1, Exit: &wire.Exit{Code: 0, GroupDead: true}})
+	add(wire.Kernel{Kind: wire.KindExit, Exit: &wire.Exit{Code: 0, GroupDead: true}})
 	return out
 }
 
 // SDK returns a well-formed SDK log of calls tool calls whose windows cover
 // the kernel events of Kernel(n, base) in equal consecutive slices,
 // followed by run_finished.
-func SDK(calls, n int, base uint64) []event.SDK {
-	var out []event.SDK
-	add := func(s event.SDK) {
-		s.Schema, s.RunID, s.Seq, s.PID = event.SDKSchema, RunID, uint64(len(out)), 4242
+func SDK(calls, n int, base uint64) []wire.SDK {
+	var out []wire.SDK
+	add := func(s wire.SDK) {
+		s.Schema, s.RunID, s.Seq, s.PID = wire.SDKSchema, RunID, uint64(len(out)), 4242
 		s.TimeUnixNS = 1_767_323_045_000_000_000 + int64(s.MonoNS)
 		out = append(out, s)
 	}
@@ -126,10 +126,10 @@ func SDK(calls, n int, base uint64) []event.SDK {
 		id := fmt.Sprintf("call_%03d", c)
 		start := base + uint64(c*per)*1000
 		end := start + uint64(per-1)*1000
-		add(event.SDK{Type: event.SDKToolCallStarted, MonoNS: start, ToolCallID: id, ToolName: "write_file"})
-		add(event.SDK{Type: event.SDKToolCallCompleted, MonoNS: end, ToolCallID: id, ToolName: "write_file", Status: "ok"})
+		add(wire.SDK{Type: wire.SDKToolCallStarted, MonoNS: start, ToolCallID: id, ToolName: "write_file"})
+		add(wire.SDK{Type: wire.SDKToolCallCompleted, MonoNS: end, ToolCallID: id, ToolName: "write_file", Status: "ok"})
 	}
-	add(event.SDK{Type: event.SDKRunFinished, MonoNS: base + uint64(n)*1000, Status: "ok"})
+	add(wire.SDK{Type: wire.SDKRunFinished, MonoNS: base + uint64(n)*1000, Status: "ok"})
 	return out
 }
 
@@ -137,7 +137,7 @@ func SDK(calls, n int, base uint64) []event.SDK {
 // when calls > 0, an SDK layer of that many tool calls.
 func Bundle(n, calls int) *evidence.Bundle {
 	const base = 1_000_000_000
-	var sdk []event.SDK
+	var sdk []wire.SDK
 	if calls > 0 {
 		sdk = SDK(calls, n, base)
 	}
@@ -150,9 +150,9 @@ func Bundle(n, calls int) *evidence.Bundle {
 // WithExtra is Bundle(n, calls) with extra events appended by pid 4242
 // after the last one (seqs and times follow, outside every tool call), and
 // the run id set to runID when it is not "".
-func WithExtra(n, calls int, runID string, extra ...event.Kernel) *evidence.Bundle {
+func WithExtra(n, calls int, runID string, extra ...wire.Kernel) *evidence.Bundle {
 	b := Bundle(n, calls)
-	k := append([]event.Kernel(nil), b.Kernel...)
+	k := append([]wire.Kernel(nil), b.Kernel...)
 	last := k[len(k)-1]
 	for i, e := range extra {
 		e.Seq, e.TimeNS = last.Seq+uint64(i)+1, last.TimeNS+uint64(i+1)*1000

@@ -1,9 +1,4 @@
-// Package event defines the records that flow out of the kernel capture and
-// the workload's self-reports: one kernel event per line of
-// layers/kernel.ndjson and one SDK event per line of layers/sdk.ndjson.
-// It holds types only, so every stage can share them without depending on
-// the stage that produces them.
-package event
+package wire
 
 // Kind names a kernel event kind. Each kind is one operation class of the
 // declared coverage (see observation-health.json).
@@ -293,8 +288,8 @@ type SDK struct {
 	PID        int    `json:"pid"`
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	ToolName   string `json:"tool_name,omitempty"`
-	// Status is "ok" or "error" on tool_call_completed and run_finished.
-	Status string `json:"status,omitempty"`
+	// Status is set on tool_call_completed and run_finished.
+	Status Status `json:"status,omitempty"`
 	// TraceID and SpanID name the span the event belongs to, when the
 	// workload traces: the tool call's span, or for run_finished the
 	// workload's root span (lowercase hex).

@@ -1,11 +1,4 @@
-// Package schema embeds the JSON Schemas (draft 2020-12) for every JSON
-// document vigil writes, and validates documents against them. The same
-// schemas serve vigil verify, vigil bench/report and the tests.
-//
-// Each schema lives in NAME.schema.json; its "$id" is
-// "https://vigil.invalid/schema/NAME.schema.json" and documents name it by
-// NAME (e.g. "manifest", "kernel-event").
-package schema
+package wire
 
 import (
 	"bytes"

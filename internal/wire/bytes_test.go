@@ -1,4 +1,4 @@
-package event
+package wire
 
 import (
 	"encoding/json"

@@ -1,6 +1,10 @@
-package evidence
+package wire
 
-import "vigil/internal/event"
+// Schema ids of the run and health documents of an archive.
+const (
+	RunSchema    = "vigil.run/v2"
+	HealthSchema = "vigil.observation-health/v2"
+)
 
 // Run is run.json: what was run, where, when and how it ended.
 type Run struct {
@@ -13,7 +17,7 @@ type Run struct {
 	EnvNames []string `json:"env_names"`
 	// Cwd is the working directory the command started in (relative
 	// names in its first events are relative to it).
-	Cwd event.Bytes `json:"cwd"`
+	Cwd Bytes `json:"cwd"`
 	// StartTime and EndTime are RFC3339Nano UTC wall-clock times.
 	StartTime string `json:"start_time"`
 	EndTime   string `json:"end_time"`
@@ -22,7 +26,7 @@ type Run struct {
 	ExitCode int  `json:"exit_code"`
 	Signal   int  `json:"signal"`
 	Host     Host `json:"host"`
-	// PhasesMS holds the runner's phase durations (runner.PhaseNames).
+	// PhasesMS holds the runner's phase durations (wire.PhaseNames).
 	PhasesMS      map[string]float64 `json:"phases_ms"`
 	SessionCgroup string             `json:"session_cgroup"`
 	// Child is who the command started as (vigil record --user, or
@@ -40,7 +44,7 @@ type Run struct {
 }
 
 // ClockAnchor is one reading of CLOCK_MONOTONIC (the clock of
-// event.Kernel.TimeNS) and of the wall clock, taken back to back.
+// Kernel.TimeNS) and of the wall clock, taken back to back.
 type ClockAnchor struct {
 	MonoNS uint64 `json:"mono_ns"`
 	UnixNS int64  `json:"unix_ns"`

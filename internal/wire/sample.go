@@ -1,7 +1,7 @@
-// Package sample defines the records vigil bench writes and vigil report
-// reads: the resolved plan (plan.json) and one measured sample per line of
-// samples.jsonl. Types only; producing and summarizing them live elsewhere.
-package sample
+package wire
+
+// The records vigil bench writes and vigil report reads: the resolved plan
+// (plan.json) and one measured sample per line of samples.jsonl.
 
 // Schema ids carried by the files.
 const (
@@ -85,18 +85,15 @@ type Plan struct {
 	HostState *HostState        `json:"host_state,omitempty"`
 	Shard     string            `json:"shard"`             // "i/n"
 	Command   []string          `json:"command,omitempty"` // user command, when not the built-in agent
-	Host      Host              `json:"host"`
+	Host      BenchHost         `json:"host"`
 	Versions  map[string]string `json:"versions"`
 }
 
-// Host describes where samples were taken.
-type Host struct {
-	Hostname  string `json:"hostname"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	Kernel    string `json:"kernel"`
-	HostClass string `json:"host_class"` // os-arch-kernel, e.g. linux-amd64-6.18.44
-	CPUs      int    `json:"cpus"`
+// BenchHost describes where samples were taken: the host of a run and its
+// CPU count.
+type BenchHost struct {
+	Host
+	CPUs int `json:"cpus"`
 }
 
 // Sample is one measured run of one arm in one block (a line of samples.jsonl).
@@ -124,7 +121,7 @@ type Sample struct {
 	TreePeakBytes  int64  `json:"tree_peak_bytes"`
 	TreePeakSource string `json:"tree_peak_source"`
 
-	Artifacts Artifacts `json:"artifacts"`
+	Artifacts SampleArtifacts `json:"artifacts"`
 
 	ExitCode int `json:"exit_code"`
 	// StragglersKilled counts descendants still alive after the direct
@@ -132,7 +129,7 @@ type Sample struct {
 	StragglersKilled int `json:"stragglers_killed"`
 
 	// Runner (A/C only).
-	Health          *Health            `json:"health,omitempty"`
+	Health          *SampleHealth      `json:"health,omitempty"`
 	PhasesMS        map[string]float64 `json:"phases_ms,omitempty"`
 	PhaseResidualMS float64            `json:"phase_residual_ms,omitempty"`
 
@@ -149,7 +146,7 @@ type Sample struct {
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalid_reason,omitempty"`
 
-	Host     Host              `json:"host"`
+	Host     BenchHost         `json:"host"`
 	Versions map[string]string `json:"versions"`
 }
 
@@ -160,15 +157,15 @@ type OTLPExport struct {
 	SpansFailed   int `json:"spans_failed"`
 }
 
-// Artifacts are the sizes of what a sample produced.
-type Artifacts struct {
+// SampleArtifacts are the sizes of what a sample produced.
+type SampleArtifacts struct {
 	TraceBytes            int64 `json:"trace_bytes"`
 	ArchiveBytes          int64 `json:"archive_bytes"`
 	ArchiveExtractedBytes int64 `json:"archive_extracted_bytes"`
 }
 
-// Health is the part of observation-health.json a sample keeps.
-type Health struct {
+// SampleHealth is the part of observation-health.json a sample keeps.
+type SampleHealth struct {
 	KernelLayer       string   `json:"kernel_layer"`
 	CgroupCorrelation string   `json:"cgroup_correlation"`
 	RingbufDrops      uint64   `json:"ringbuf_drops"`

@@ -1,17 +1,20 @@
-package workload
+package wire
 
-// ResultSchema is the schema id of the agent's result line.
-const ResultSchema = "vigil.agent-result/v1"
+// AgentResultSchema is the schema id of the agent's result line.
+const AgentResultSchema = "vigil.agent-result/v1"
 
-// Result statuses.
+// Status is how a vigil agent run, or one of its tool calls, ended.
+type Status string
+
+// Statuses of agent results and SDK events.
 const (
-	StatusOK    = "ok"
-	StatusError = "error"
+	StatusOK    Status = "ok"
+	StatusError Status = "error"
 )
 
-// Result is the one JSON object vigil agent prints on stdout (or writes to
+// AgentResult is the one JSON object vigil agent prints on stdout (or writes to
 // --result-out) when it finishes.
-type Result struct {
+type AgentResult struct {
 	Schema       string `json:"schema"`
 	OTel         bool   `json:"otel"`
 	KernelEvents int    `json:"kernel_events"` // worker files requested
@@ -43,7 +46,7 @@ type Result struct {
 
 	TraceOut string             `json:"trace_out,omitempty"`
 	PhasesMS map[string]float64 `json:"phases_ms"`
-	Status   string             `json:"status"` // "ok" or "error"
+	Status   Status             `json:"status"`
 	Error    string             `json:"error,omitempty"`
 
 	// WorkDir is the absolute work directory; Kept says whether the run's

@@ -1,4 +1,4 @@
-package runner
+package wire
 
 // PhaseLogSchema is the schema id of --phase-log files.
 const PhaseLogSchema = "vigil.phases/v1"
