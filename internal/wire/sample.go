@@ -72,7 +72,7 @@ type Plan struct {
 	// MaxForeignCPUs is the interference gate: a sample during which more
 	// CPUs than this were busy outside it, on average, is contended and
 	// re-measured. 0 turns the gate off.
-	MaxForeignCPUs float64 `json:"max_foreign_cpus"`
+	MaxForeignCPUs float64 `json:"max_foreign_cpus,omitempty"`
 	// Sequential is set for a group-sequential run (--until-decided).
 	Sequential *Sequential `json:"sequential,omitempty"`
 	// CPUs pins every sample's process tree to these CPUs (a kernel CPU
