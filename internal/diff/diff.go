@@ -49,14 +49,14 @@ type Result struct {
 
 // Side identifies one compared run.
 type Side struct {
-	Archive           string `json:"archive"`
-	RunID             string `json:"run_id"`
-	ExitCode          int    `json:"exit_code"`
-	Signal            int    `json:"signal"`
-	KernelLayer       string `json:"kernel_layer"`
-	CgroupCorrelation string `json:"cgroup_correlation"`
-	SDKLayer          string `json:"sdk_layer"`
-	Events            int    `json:"events"`
+	Archive           string                 `json:"archive"`
+	RunID             string                 `json:"run_id"`
+	ExitCode          int                    `json:"exit_code"`
+	Signal            int                    `json:"signal"`
+	KernelLayer       wire.LayerStatus       `json:"kernel_layer"`
+	CgroupCorrelation wire.CorrelationStatus `json:"cgroup_correlation"`
+	SDKLayer          wire.SDKStatus         `json:"sdk_layer"`
+	Events            int                    `json:"events"`
 }
 
 // Change is one field that differs between the runs.
@@ -174,9 +174,9 @@ func healthChanges(a, b *evidence.Bundle) []Change {
 			out = append(out, Change{Field: field, A: x, B: y})
 		}
 	}
-	add("kernel_layer", a.Health.KernelLayer.Status, b.Health.KernelLayer.Status)
-	add("cgroup_correlation", a.Health.CgroupCorrelation.Status, b.Health.CgroupCorrelation.Status)
-	add("sdk_layer", a.Health.SDKLayer.Status, b.Health.SDKLayer.Status)
+	add("kernel_layer", string(a.Health.KernelLayer.Status), string(b.Health.KernelLayer.Status))
+	add("cgroup_correlation", string(a.Health.CgroupCorrelation.Status), string(b.Health.CgroupCorrelation.Status))
+	add("sdk_layer", string(a.Health.SDKLayer.Status), string(b.Health.SDKLayer.Status))
 	add("ringbuf_drops", strconv.FormatUint(a.Health.RingbufDrops.Total, 10), strconv.FormatUint(b.Health.RingbufDrops.Total, 10))
 	add("exit", outcome(a.Run), outcome(b.Run))
 	add("coverage", coverageText(a.Health.Coverage), coverageText(b.Health.Coverage))

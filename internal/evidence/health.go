@@ -266,7 +266,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 		k.Reasons = append(k.Reasons, r)
 	}
 	if h.CgroupCorrelation.Status != wire.CorrelationClean {
-		k.Reasons = append(k.Reasons, "cgroup correlation "+h.CgroupCorrelation.Status)
+		k.Reasons = append(k.Reasons, "cgroup correlation "+string(h.CgroupCorrelation.Status))
 	}
 	if len(k.Reasons) == 0 {
 		k.Status = wire.LayerComplete

@@ -21,11 +21,11 @@ func TestBuildHealth(t *testing.T) {
 	cases := []struct {
 		name        string
 		mod         func(*evidence.HealthInput)
-		kernel      string
+		kernel      wire.LayerStatus
 		kernelWhy   []string // substrings, one per reason, in order
-		corr        string
+		corr        wire.CorrelationStatus
 		corrWhy     []string
-		sdk         string
+		sdk         wire.SDKStatus
 		sdkProblems int
 	}{
 		{name: "clean", mod: func(*evidence.HealthInput) {},

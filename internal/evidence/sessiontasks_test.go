@@ -128,7 +128,7 @@ func TestSessionTasksInHealth(t *testing.T) {
 	cases := []struct {
 		name   string
 		mod    func(in *evidence.HealthInput)
-		status string
+		status wire.CorrelationStatus
 		reason string
 	}{
 		{"balanced", func(in *evidence.HealthInput) {}, wire.CorrelationClean, ""},

@@ -98,14 +98,14 @@ func runAttrs(m pcommon.Map, b *evidence.Bundle) {
 	if r.Signal != 0 {
 		m.PutInt(AttrSignal, int64(r.Signal))
 	}
-	m.PutStr(AttrKernelLayer, h.KernelLayer.Status)
+	m.PutStr(AttrKernelLayer, string(h.KernelLayer.Status))
 	if len(h.KernelLayer.Reasons) > 0 {
 		putStrs(m, AttrKernelReasons, h.KernelLayer.Reasons)
 	}
-	m.PutStr(AttrCgroupCorrelation, h.CgroupCorrelation.Status)
+	m.PutStr(AttrCgroupCorrelation, string(h.CgroupCorrelation.Status))
 	m.PutInt(AttrRingbufDrops, int64(h.RingbufDrops.Total))
 	m.PutInt(AttrSeqGaps, int64(h.SeqGaps))
-	m.PutStr(AttrSDKLayer, h.SDKLayer.Status)
+	m.PutStr(AttrSDKLayer, string(h.SDKLayer.Status))
 	var covered, not []string
 	for _, c := range h.Coverage.Covered {
 		covered = append(covered, c.Class)

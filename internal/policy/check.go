@@ -191,10 +191,10 @@ func incompleteness(b *evidence.Bundle, p *Policy) []string {
 	out := []string{}
 	h := b.Health
 	if h.KernelLayer.Status != wire.LayerComplete {
-		out = append(out, "kernel layer "+h.KernelLayer.Status)
+		out = append(out, string("kernel layer "+h.KernelLayer.Status))
 	}
 	if h.CgroupCorrelation.Status != wire.CorrelationClean {
-		out = append(out, "cgroup correlation "+h.CgroupCorrelation.Status)
+		out = append(out, string("cgroup correlation "+h.CgroupCorrelation.Status))
 	}
 	covered := map[string]bool{}
 	for _, c := range h.Coverage.Covered {
@@ -211,7 +211,7 @@ func incompleteness(b *evidence.Bundle, p *Policy) []string {
 	}
 	scoped := slices.ContainsFunc(p.Rules, func(r Rule) bool { return r.Tool != "" })
 	if scoped && h.SDKLayer.Status != wire.SDKComplete {
-		out = append(out, "rules scoped to a tool need the SDK layer, which is "+h.SDKLayer.Status)
+		out = append(out, string("rules scoped to a tool need the SDK layer, which is "+h.SDKLayer.Status))
 	}
 	return out
 }

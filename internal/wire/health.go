@@ -1,25 +1,43 @@
 package wire
 
+// LayerStatus is the verdict on the kernel layer.
+type LayerStatus string
+
 // Kernel layer states.
 const (
-	LayerComplete = "complete"
-	LayerPartial  = "partial"
-	LayerAbsent   = "absent"
+	LayerComplete LayerStatus = "complete"
+	LayerPartial  LayerStatus = "partial"
+	LayerAbsent   LayerStatus = "absent"
 )
+
+// LayerStatuses are all kernel layer states.
+var LayerStatuses = []LayerStatus{LayerComplete, LayerPartial, LayerAbsent}
+
+// CorrelationStatus is the verdict on whether events belong to the session.
+type CorrelationStatus string
 
 // Cgroup correlation states.
 const (
-	CorrelationClean   = "clean"
-	CorrelationPartial = "partial"
-	CorrelationFailed  = "failed"
+	CorrelationClean   CorrelationStatus = "clean"
+	CorrelationPartial CorrelationStatus = "partial"
+	CorrelationFailed  CorrelationStatus = "failed"
 )
+
+// CorrelationStatuses are all cgroup correlation states.
+var CorrelationStatuses = []CorrelationStatus{CorrelationClean, CorrelationPartial, CorrelationFailed}
+
+// SDKStatus is the verdict on the workload's self-report.
+type SDKStatus string
 
 // SDK layer states.
 const (
-	SDKAbsent   = "absent"
-	SDKComplete = "complete"
-	SDKInvalid  = "invalid"
+	SDKAbsent   SDKStatus = "absent"
+	SDKComplete SDKStatus = "complete"
+	SDKInvalid  SDKStatus = "invalid"
 )
+
+// SDKStatuses are all SDK layer states.
+var SDKStatuses = []SDKStatus{SDKAbsent, SDKComplete, SDKInvalid}
 
 // Probe is one kernel attachment point and whether it took.
 type Probe struct {
@@ -54,10 +72,10 @@ type Health struct {
 // KernelLayer is the verdict on kernel capture. Reasons is empty exactly
 // when Status is complete.
 type KernelLayer struct {
-	Status           string   `json:"status"`
-	Reasons          []string `json:"reasons"`
-	CaptureAvailable bool     `json:"capture_available"`
-	AbsentReason     string   `json:"absent_reason,omitempty"`
+	Status           LayerStatus `json:"status"`
+	Reasons          []string    `json:"reasons"`
+	CaptureAvailable bool        `json:"capture_available"`
+	AbsentReason     string      `json:"absent_reason,omitempty"`
 }
 
 // Drops are the events the kernel could not emit.
@@ -89,11 +107,11 @@ type Drain struct {
 // CgroupCorrelation is the verdict on whether the events belong to the
 // session. Reasons is empty exactly when Status is clean.
 type CgroupCorrelation struct {
-	Status                string   `json:"status"`
-	Reasons               []string `json:"reasons"`
-	ChildPlacedBeforeExec bool     `json:"child_placed_before_exec"`
-	OutsideEvents         uint64   `json:"outside_events"`
-	StragglersKilled      int      `json:"stragglers_killed"`
+	Status                CorrelationStatus `json:"status"`
+	Reasons               []string          `json:"reasons"`
+	ChildPlacedBeforeExec bool              `json:"child_placed_before_exec"`
+	OutsideEvents         uint64            `json:"outside_events"`
+	StragglersKilled      int               `json:"stragglers_killed"`
 	// LeftSessionTasks counts tasks created in the session that were not
 	// seen exiting in it; EnteredSessionTasks counts tasks seen exiting
 	// in it that were not created in it. The example lists name the first
@@ -112,9 +130,9 @@ type CgroupCorrelation struct {
 
 // SDKLayer is the verdict on the workload's self-report.
 type SDKLayer struct {
-	Status   string   `json:"status"`
-	Events   int      `json:"events"`
-	Problems []string `json:"problems"`
+	Status   SDKStatus `json:"status"`
+	Events   int       `json:"events"`
+	Problems []string  `json:"problems"`
 }
 
 // TaskRef names one task in a health document.

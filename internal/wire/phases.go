@@ -18,7 +18,7 @@ type PhaseLog struct {
 	TotalMS  float64            `json:"total_ms"`
 	ExitCode int                `json:"exit_code"`
 	// KernelLayer and CgroupCorrelation mirror observation-health.json.
-	KernelLayer       string `json:"kernel_layer"`
-	CgroupCorrelation string `json:"cgroup_correlation"`
-	RingbufDrops      uint64 `json:"ringbuf_drops"`
+	KernelLayer       LayerStatus       `json:"kernel_layer"`
+	CgroupCorrelation CorrelationStatus `json:"cgroup_correlation"`
+	RingbufDrops      uint64            `json:"ringbuf_drops"`
 }

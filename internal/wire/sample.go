@@ -166,10 +166,10 @@ type SampleArtifacts struct {
 
 // SampleHealth is the part of observation-health.json a sample keeps.
 type SampleHealth struct {
-	KernelLayer       string   `json:"kernel_layer"`
-	CgroupCorrelation string   `json:"cgroup_correlation"`
-	RingbufDrops      uint64   `json:"ringbuf_drops"`
-	Reasons           []string `json:"reasons,omitempty"`
+	KernelLayer       LayerStatus       `json:"kernel_layer"`
+	CgroupCorrelation CorrelationStatus `json:"cgroup_correlation"`
+	RingbufDrops      uint64            `json:"ringbuf_drops"`
+	Reasons           []string          `json:"reasons,omitempty"`
 }
 
 // Calibration compares what the workload was asked to do with what each
