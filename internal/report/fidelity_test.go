@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/report/model"
+	"vigil/internal/report/render"
 	"vigil/internal/sample"
 )
 
 func TestDroppedEnd(t *testing.T) {
 	for _, c := range []struct {
 		req, ret, first, last int
-		want                  string
+		want                  model.DroppedEnd
 	}{
 		{500, 128, 372, 499, "oldest"},
 		{500, 128, 0, 127, "newest"},
@@ -41,19 +43,18 @@ func TestKernelUnhealthyCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f *Finding
-	for i := range s.Findings {
-		if s.Findings[i].Title == "Kernel capture fidelity" {
-			f = &s.Findings[i]
-		}
-	}
+	f := findingOf(s, model.FindingKernel)
 	if f == nil {
 		t.Fatal("no kernel finding")
 	}
-	if !strings.Contains(f.Claim, "but not in x1000") {
-		t.Errorf("claim %q does not name the unhealthy cell", f.Claim)
+	if f.Status != model.StatusHealthyThrough || f.HealthyThrough != "s500" || strings.Join(f.Unhealthy, ",") != "x1000" {
+		t.Errorf("kernel finding %+v, want healthy through s500 (the cells by size: control, s500, x1000), not in x1000", f)
 	}
-	joined := strings.Join(f.Evidence, "\n")
+	md := string(render.Findings(s))
+	if !strings.Contains(md, "Kernel capture is healthy through s500 (0 worker files) but not in x1000.") {
+		t.Errorf("findings.md does not name the unhealthy cell:\n%s", md)
+	}
+	joined := md
 	if !strings.Contains(joined, "40/41 A/C samples matched calibration (write opens 1000 of 1000 expected, read opens 991–1000 of 1000); ringbuf_drops 12; kernel_layer complete 40/41") {
 		t.Errorf("evidence does not carry the counts:\n%s", joined)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/report/render"
 	"vigil/internal/sample"
 	"vigil/internal/stats"
 )
@@ -65,7 +66,7 @@ func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	if nf := s.Runs[0].Noise; nf != nil {
-		t.Errorf("3 blocks give no 95%% A/A interval, yet noise floor %q", nf.Text)
+		t.Errorf("3 blocks give no 95%% A/A interval, yet noise floor %+v", nf)
 	}
 
 	// Mixed: one cell with enough blocks, one short of them.
@@ -101,23 +102,8 @@ func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
 			t.Errorf("k100 item with %d pairs contributes a half-width %v", it.Pairs, it.RelHalfWidth)
 		}
 	}
-	if !strings.Contains(nf.Text, "3 comparisons with too few pairs") {
-		t.Errorf("text does not say what was left out: %q", nf.Text)
-	}
-}
-
-func TestNoiseEvidenceMarksUncountedItems(t *testing.T) {
-	lo, hi := -1e5, 1e5
-	nf := &NoiseFloor{NominalRate: 0.05, Items: []NoiseItem{
-		{Cell: "k100", Base: "A", Other: "A2", Metric: "wall_ns", Pairs: 3, Diff: Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.75}},
-		{Cell: "control", Base: "A", Other: "A2", Metric: "wall_ns", Pairs: 8, Diff: Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.961}, RelHalfWidth: 0.002},
-	}}
-	ev := noiseEvidence(nf)
-	if !strings.Contains(ev[0], "too few pairs for a 95% interval, not counted") || strings.Contains(ev[0], "half-width") {
-		t.Errorf("short item: %q", ev[0])
-	}
-	if !strings.Contains(ev[1], "half-width 0.2% of the median") {
-		t.Errorf("counted item: %q", ev[1])
+	if nf.Uncounted != 3 {
+		t.Errorf("%d comparisons left out, want the 3 of cell k100", nf.Uncounted)
 	}
 }
 
@@ -150,7 +136,7 @@ func TestOptionsRejectNonFinite(t *testing.T) {
 func TestStoppingRuleHugeNeedIsImpractical(t *testing.T) {
 	tol := 1048576.0
 	iv := stats.Interval{Est: tol - 0.001, Lo: tol - 5e7, Hi: tol + 5e7, Confidence: 0.95}
-	sr := stoppingRule(iv, 20, tol, "bytes")
+	sr := stoppingRule(iv, 20, tol)
 	if sr.Settleable || sr.AdditionalBlocks < 0 || (sr.BlocksNeeded != 0 && sr.BlocksNeeded <= 20*maxPracticalFactor) {
 		t.Errorf("stopping rule %+v, want impractical", sr)
 	}
@@ -166,11 +152,11 @@ func TestUndefinedRatioIsNotZero(t *testing.T) {
 			ss[i].TreePeakBytes = 0 // e.g. a peak the cgroup did not see
 		}
 	}
-	s, err := WriteAll(t.TempDir(), p, ss, DefaultOptions())
+	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := string(renderFindings(s))
+	md := string(render.Findings(s))
 	if strings.Contains(md, "0.000×") {
 		t.Errorf("findings print an undefined ratio as 0.000×:\n%s", md)
 	}
