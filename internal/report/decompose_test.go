@@ -3,6 +3,7 @@ package report
 import (
 	"math/rand/v2"
 	"testing"
+	"vigil/internal/stats"
 
 	"vigil/internal/sample"
 )
@@ -96,5 +97,14 @@ func TestStoppingRuleScaling(t *testing.T) {
 	// A tiny margin needs an impractical number of blocks.
 	if sr := stoppingRule(ivOf(0.99, 0, 2), 10, 1); sr.Settleable || sr.BlocksNeeded < 1000 {
 		t.Errorf("tiny margin: %+v", sr)
+	}
+}
+
+func TestStoppingRuleHugeNeedIsImpractical(t *testing.T) {
+	tol := 1048576.0
+	iv := stats.Interval{Est: tol - 0.001, Lo: tol - 5e7, Hi: tol + 5e7, Confidence: 0.95}
+	sr := stoppingRule(iv, 20, tol)
+	if sr.Settleable || sr.AdditionalBlocks < 0 || (sr.BlocksNeeded != 0 && sr.BlocksNeeded <= 20*maxPracticalFactor) {
+		t.Errorf("stopping rule %+v, want impractical", sr)
 	}
 }

@@ -63,3 +63,42 @@ func TestKernelUnhealthyCell(t *testing.T) {
 		t.Errorf("x1000 kernel fidelity %+v", k)
 	}
 }
+
+func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
+	g := genCfg{arms: []string{sample.ArmBare, sample.ArmB}, kinds: []string{sample.ArmBare, sample.ArmB}, blocks: 6, seed: 11,
+		cells: []sample.Cell{cell("s500", 0, 500, 1)},
+		invalid: func(c sample.Cell, arm string, block int) string {
+			if arm == sample.ArmB && block == 2 {
+				return "timed out after 10m0s; agent result: no result written"
+			}
+			return ""
+		}}
+	p, ss := g.build()
+	found := false
+	for i := range ss {
+		s := &ss[i]
+		if !s.Valid {
+			// What the harness records without an agent result.
+			s.Calibration = sample.Calibration{SpanRequested: 500, SpanLimit: -1, RetainedFirstIndex: -1, RetainedLastIndex: -1}
+			s.Artifacts.TraceBytes = 0
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("generator made no invalid sample")
+	}
+	s, err := Build([]sample.Plan{p}, [][]sample.Sample{ss}, []string{"x"}, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Runs[0].Cells[0].Spans
+	if f == nil {
+		t.Fatal("no span fidelity")
+	}
+	if f.DroppedEnd != "oldest" || f.RetainedMin != 128 || f.RetainedMax != 128 || f.DroppedMin != 372 || f.Limit != 128 {
+		t.Errorf("span fidelity %+v, want oldest dropped, 128 retained, 372 dropped, limit 128", f)
+	}
+	if f.Samples != 6 {
+		t.Errorf("%d samples with span data, want the 6 valid B samples", f.Samples)
+	}
+}
