@@ -54,9 +54,9 @@ Bad input exits 125 with a one-line error and writes nothing.`,
 					return fail(err)
 				}
 				if err := finish(cmd, out, s); err != nil {
-				return fail(err)
-			}
-			return nil
+					return fail(err)
+				}
+				return nil
 			}
 			if len(dirs) == 0 {
 				return fail(fmt.Errorf("no input directory given (vigil report DIR... or --from-summary FILE)"))
