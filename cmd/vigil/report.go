@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +15,9 @@ import (
 
 func init() {
 	o := report.DefaultOptions()
-	var out, tolerance, wallFloor, memFloor string
+	var out, tolerance, wallFloor, memFloor, fromSummary string
 	cmd := &cobra.Command{
-		Use:   "report DIR...",
+		Use:   "report DIR... | report --from-summary FILE [--out DIR]",
 		Short: "Statistics and findings from vigil bench output directories",
 		Long: `vigil report reads plan.json and samples.jsonl from each DIR (shards of one
 plan are merged; other host classes are reported side by side) and writes
@@ -28,12 +29,37 @@ with a tolerance of max(--tolerance percent of the bare median,
 --tolerance-wall-floor) for wall time and max(--tolerance percent,
 --tolerance-mem-floor) for memory.
 
+With --from-summary FILE, every output is rendered again from a
+summary.json alone (no plan or samples), into --out (default: FILE's
+directory); the files are the ones the original report wrote.
+
 Bad input exits 125 with a one-line error and writes nothing.`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			fail := func(err error) error {
 				fmt.Fprintln(cmd.ErrOrStderr(), "vigil report: "+err.Error())
 				return exitError{ExitRunnerFailure}
+			}
+			if fromSummary != "" {
+				if len(dirs) > 0 {
+					return fail(fmt.Errorf("--from-summary takes no DIR arguments"))
+				}
+				if out == "" {
+					out = filepath.Dir(fromSummary)
+				}
+				s, err := report.ReadSummary(fromSummary)
+				if err != nil {
+					return fail(err)
+				}
+				if err := report.WriteFromSummary(out, s); err != nil {
+					return fail(err)
+				}
+				if err := finish(cmd, out, s); err != nil {
+					return fail(err)
+				}
+				return nil
+			}
+			if len(dirs) == 0 {
+				return fail(fmt.Errorf("no input directory given (vigil report DIR... or --from-summary FILE)"))
 			}
 			var err error
 			if o.TolerancePct, err = parsePercent(tolerance); err != nil {
@@ -63,21 +89,30 @@ Bad input exits 125 with a one-line error and writes nothing.`,
 			if err != nil {
 				return fail(err)
 			}
-			if err := report.WriteTable(cmd.OutOrStdout(), s); err != nil {
+			if err := finish(cmd, out, s); err != nil {
 				return fail(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/{%s,%s,%s,%s,%s}\n", out, report.SummaryFile, report.BMFFile, report.BenchTxtFile, report.FindingsFile, report.HTMLFile)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "output directory (default: the single input DIR)")
+	f.StringVar(&fromSummary, "from-summary", "", "render every output again from this summary.json instead of bench directories")
 	f.StringVar(&tolerance, "tolerance", "5%", "additivity tolerance as a percentage of the bare arm's median")
 	f.StringVar(&wallFloor, "tolerance-wall-floor", "1ms", "smallest wall-time tolerance")
 	f.StringVar(&memFloor, "tolerance-mem-floor", "1MiB", "smallest memory tolerance (bytes, or KiB/MiB/GiB)")
 	f.Float64Var(&o.Confidence, "confidence", o.Confidence, "confidence level of every interval")
 	f.IntVar(&o.BootstrapReps, "bootstrap", o.BootstrapReps, "bootstrap resamples for ratio intervals")
 	rootCmd.AddCommand(cmd)
+}
+
+// finish prints the summary table and where the outputs went.
+func finish(cmd *cobra.Command, out string, s *report.Summary) error {
+	if err := report.WriteTable(cmd.OutOrStdout(), s); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/{%s,%s,%s,%s,%s}\n", out, report.SummaryFile, report.BMFFile, report.BenchTxtFile, report.FindingsFile, report.HTMLFile)
+	return nil
 }
 
 func parsePercent(s string) (float64, error) {

@@ -3,6 +3,8 @@ package report
 import (
 	"sort"
 
+	"vigil/internal/report/model"
+
 	"vigil/internal/stats"
 	"vigil/internal/wire"
 )
@@ -22,8 +24,9 @@ func reasonOf(s *wire.Sample) string {
 // buildArm selects the samples of one cell and arm label. For each block
 // the valid sample with the lowest attempt is used; invalid samples are
 // counted by reason, warm-ups are counted and excluded.
-func buildArm(r *run, cell, arm, kind string, conf float64) *ArmSummary {
-	a := &ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, byBlock: map[int]*wire.Sample{}}
+func buildArm(r *run, cell, arm, kind string, conf float64) *armData {
+	a := &armData{ArmSummary: &ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, Blocks: []model.BlockSample{}},
+		byBlock: map[int]*wire.Sample{}}
 	for i := range r.samples {
 		s := &r.samples[i]
 		if s.Cell != cell || s.Arm != arm {
@@ -52,9 +55,12 @@ func buildArm(r *run, cell, arm, kind string, conf float64) *ArmSummary {
 	if a.Valid == 0 {
 		return a
 	}
-	var wall, cpu, rss, peak, trace, arch, ext []float64
+	var wall, cpu, rss, peak, trace, arch, ext, written []float64
 	for _, b := range a.blocks() {
 		s := a.byBlock[b]
+		a.Blocks = append(a.Blocks, model.BlockSample{Block: b, ID: s.ID, WallNS: s.WallNS, UserNS: s.UserNS, SysNS: s.SysNS, MaxRSSBytes: s.MaxRSSBytes,
+			TreePeakBytes: max(s.TreePeakBytes, -1), TraceBytes: s.Artifacts.TraceBytes, ArchiveBytes: s.Artifacts.ArchiveBytes})
+		written = append(written, float64(s.Artifacts.TraceBytes+s.Artifacts.ArchiveBytes))
 		wall = append(wall, float64(s.WallNS))
 		cpu = append(cpu, float64(s.UserNS+s.SysNS))
 		rss = append(rss, float64(s.MaxRSSBytes))
@@ -69,12 +75,20 @@ func buildArm(r *run, cell, arm, kind string, conf float64) *ArmSummary {
 	a.CPU = dist(cpu, conf)
 	a.MaxRSS = mem(rss, conf)
 	a.TreePeak = mem(peak, conf)
-	a.Artifacts = &Artifacts{TraceBytes: stats.Median(trace), ArchiveBytes: stats.Median(arch), ArchiveExtractedBytes: stats.Median(ext)}
+	a.Artifacts = &Artifacts{TraceBytes: stats.Median(trace), ArchiveBytes: stats.Median(arch), ArchiveExtractedBytes: stats.Median(ext), Written: *mem(written, conf)}
 	return a
 }
 
+// armData is an arm's summary with the samples behind it, for the
+// analysis only.
+type armData struct {
+	*ArmSummary
+	// byBlock maps block index to the chosen valid sample.
+	byBlock map[int]*wire.Sample
+}
+
 // blocks returns the blocks with a valid sample, ascending.
-func (a *ArmSummary) blocks() []int {
+func (a *armData) blocks() []int {
 	out := make([]int, 0, len(a.byBlock))
 	for b := range a.byBlock {
 		out = append(out, b)
@@ -87,7 +101,7 @@ func dist(xs []float64, conf float64) *Dist {
 	if len(xs) == 0 {
 		return nil
 	}
-	d := &Dist{N: len(xs), values: xs}
+	d := &Dist{N: len(xs), Quartiles: quartiles(xs)}
 	d.Median = estOf(stats.MedianCI(xs, conf))
 	d.P95 = stats.Quantile(xs, 0.95)
 	d.P99 = stats.Quantile(xs, 0.99)
@@ -104,5 +118,9 @@ func mem(xs []float64, conf float64) *MemStat {
 	if len(xs) == 0 {
 		return nil
 	}
-	return &MemStat{N: len(xs), Median: estOf(stats.MedianCI(xs, conf)), Max: stats.Quantile(xs, 1), Min: stats.Quantile(xs, 0), values: xs}
+	return &MemStat{N: len(xs), Median: estOf(stats.MedianCI(xs, conf)), Max: stats.Quantile(xs, 1), Min: stats.Quantile(xs, 0), Quartiles: quartiles(xs)}
+}
+
+func quartiles(xs []float64) [3]float64 {
+	return [3]float64{stats.Quantile(xs, 0.25), stats.Quantile(xs, 0.5), stats.Quantile(xs, 0.75)}
 }

@@ -1,8 +1,7 @@
 package report
 
 import (
-	"fmt"
-
+	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
@@ -18,7 +17,9 @@ func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Optio
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Schema: SummarySchema, Vigil: o.Version, Inputs: append([]string{}, sources...), Options: o}
+	sum := &Summary{Schema: SummarySchema, Vigil: o.Version, Inputs: append([]string{}, sources...), Options: model.Options{
+		Confidence: o.Confidence, TolerancePct: o.TolerancePct, WallFloorNS: o.WallFloorNS, MemFloorBytes: o.MemFloorBytes,
+		BootstrapReps: o.BootstrapReps, Alpha: o.Alpha}}
 	if sum.Inputs == nil {
 		sum.Inputs = []string{}
 	}
@@ -26,9 +27,6 @@ func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Optio
 		sum.Runs = append(sum.Runs, buildRun(r, o))
 	}
 	sum.Findings = findings(sum)
-	if sum.Findings == nil {
-		sum.Findings = []Finding{}
-	}
 	return sum, nil
 }
 
@@ -47,39 +45,32 @@ func buildRun(r *run, o Options) *Run {
 	}
 	for _, cell := range p.Cells {
 		cs := &CellSummary{Cell: cell, Comparisons: []*Comparison{}}
+		var arms []*armData
 		for i, arm := range p.Arms {
 			a := buildArm(r, cell.Name, arm, p.ArmKinds[i], o.Confidence)
 			if p.ArmExports != nil {
 				a.Export = p.ExportOf(arm)
 			}
-			cs.Arms = append(cs.Arms, a)
+			arms = append(arms, a)
+			cs.Arms = append(cs.Arms, a.ArmSummary)
 		}
-		mm := memoryMetric(cs.Arms)
-		for i := range cs.Arms {
-			for j := i + 1; j < len(cs.Arms); j++ {
+		mm := memoryMetric(arms)
+		cs.MemoryMetric = mm.name
+		for i := range arms {
+			for j := i + 1; j < len(arms); j++ {
 				for _, m := range []metric{metricWall, metricCPU, mm} {
-					cs.Comparisons = append(cs.Comparisons, compare(cs.Arms[i], cs.Arms[j], m, o, p.Seed, cell.Name))
+					cs.Comparisons = append(cs.Comparisons, compare(arms[i], arms[j], m, o, p.Seed, cell.Name))
 				}
 			}
 		}
-		if it := decompose(cs.Arms, metricWall, o.WallFloorNS, od); it != nil {
-			cs.Decomposition = append(cs.Decomposition, it, decompose(cs.Arms, mm, o.MemFloorBytes, od))
+		if it := decompose(arms, metricWall, o.WallFloorNS, od); it != nil {
+			cs.Decomposition = append(cs.Decomposition, it, decompose(arms, mm, o.MemFloorBytes, od))
 		}
 		cs.Kernel = kernelFidelity(r, cell)
 		cs.Spans = spanFidelity(r, cell)
-		cs.Interference = cellInterference(r, cell.Name, cs.Arms, p.MaxForeignCPUs)
+		cs.Interference = cellInterference(r, cell.Name, arms, p.MaxForeignCPUs)
 		out.Cells = append(out.Cells, cs)
 	}
 	out.Noise = noiseFloor(out.Cells, o.Confidence)
 	return out
-}
-
-// scope is the one-line scope every finding of a run carries.
-func (r *Run) scope() string {
-	v := ""
-	for _, k := range sortedKeys(r.Versions) {
-		v += fmt.Sprintf(", %s %s", k, r.Versions[k])
-	}
-	return fmt.Sprintf("host_class %s (kernel %s, %s, %d CPUs)%s; %d blocks planned, %d warm-up, order %s, seed %d",
-		r.HostClass, r.Host.Kernel, r.Host.Arch, r.Host.CPUs, v, r.Blocks, r.Warmup, r.Order, r.Seed)
 }

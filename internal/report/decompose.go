@@ -1,8 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"math"
+
+	"vigil/internal/report/model"
 
 	"vigil/internal/stats"
 	"vigil/internal/wire"
@@ -63,13 +64,19 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 //   - interval entirely beyond ±tol: not additive;
 //   - otherwise inconclusive, with the number of blocks after which the
 //     interval (half-width ~ 1/sqrt(n)) would clear the nearer boundary.
-func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interaction {
-	k := armsByKind(arms)
-	bare, a, b, c := k[wire.ArmBare], k[wire.ArmA], k[wire.ArmB], k[wire.ArmC]
-	if bare == nil || a == nil || b == nil || c == nil {
+func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction {
+	sums := make([]*ArmSummary, len(arms))
+	data := map[*ArmSummary]*armData{}
+	for i, a := range arms {
+		sums[i] = a.ArmSummary
+		data[a.ArmSummary] = a
+	}
+	k := armsByKind(sums)
+	if k[wire.ArmBare] == nil || k[wire.ArmA] == nil || k[wire.ArmB] == nil || k[wire.ArmC] == nil {
 		return nil
 	}
-	it := &Interaction{Metric: m.name, Unit: m.unit}
+	bare, a, b, c := data[k[wire.ArmBare]], data[k[wire.ArmA]], data[k[wire.ArmB]], data[k[wire.ArmC]]
+	it := &Interaction{Metric: m.name, Unit: m.unit, Confidence: o.Confidence, TolerancePct: o.TolerancePct, ToleranceFloor: floor}
 	var bareVals []float64
 	for _, blk := range bare.blocks() {
 		if v, ok := m.get(bare.byBlock[blk]); ok {
@@ -97,7 +104,6 @@ func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interact
 	it.Blocks = len(vals)
 	it.BareMedian = finite(stats.Median(bareVals))
 	it.Tolerance = math.Max(o.TolerancePct/100*it.BareMedian, floor)
-	it.ToleranceRule = fmt.Sprintf("max(%g%% of the bare median %s, floor %s)", o.TolerancePct, fmtUnit(it.BareMedian, m.unit), fmtUnit(floor, m.unit))
 	sr := stats.SignedRank(vals, o.Confidence)
 	it.Estimate = estOf(sr.Interval)
 	it.P = sr.P
@@ -105,32 +111,22 @@ func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interact
 	tol := it.Tolerance
 	switch {
 	case it.Blocks == 0:
-		it.Verdict = Inconclusive
-		it.Reason = "no block has a valid sample of all four arms"
-		it.Stopping = &StoppingRule{Settleable: true, BlocksNeeded: minBlocks(o.Confidence), AdditionalBlocks: minBlocks(o.Confidence),
-			Text: fmt.Sprintf("needs at least %d complete blocks for a %.0f%% interval", minBlocks(o.Confidence), 100*o.Confidence)}
+		it.Verdict, it.Reason = Inconclusive, model.ReasonNoCompleteBlocks
+		it.Stopping = &StoppingRule{Kind: model.StopMinBlocks, Settleable: true, BlocksNeeded: minBlocks(o.Confidence), AdditionalBlocks: minBlocks(o.Confidence)}
 	case !sr.Achieved():
 		need := minBlocks(o.Confidence)
-		it.Verdict = Inconclusive
-		it.Reason = fmt.Sprintf("%d complete blocks cannot give a %.0f%% interval", it.Blocks, 100*o.Confidence)
-		it.Stopping = &StoppingRule{Settleable: true, BlocksNeeded: need, AdditionalBlocks: need - it.Blocks,
-			Text: fmt.Sprintf("needs at least %d complete blocks (%d more) for a %.0f%% interval", need, need-it.Blocks, 100*o.Confidence)}
+		it.Verdict, it.Reason = Inconclusive, model.ReasonTooFewBlocks
+		it.Stopping = &StoppingRule{Kind: model.StopMinBlocks, Settleable: true, BlocksNeeded: need, AdditionalBlocks: need - it.Blocks}
 	case it.Drift.Drifting:
-		it.Verdict = Inconclusive
-		it.Reason = fmt.Sprintf("the interaction drifts across blocks (Spearman rho %.2f, p %.3g; trend %s over the run, tolerance %s)",
-			it.Drift.Rho, it.Drift.P, fmtSigned(it.Drift.SlopePerBlock*float64(maxBlockSpan(idx)), m.unit), fmtUnit(tol, m.unit))
-		it.Stopping = &StoppingRule{Settleable: false,
-			Text: "more blocks of the same sampling will not settle it: the samples are not exchangeable across blocks; look for the drifting mechanism (warm-up, order, machine state) first"}
+		it.Verdict, it.Reason = Inconclusive, model.ReasonDrifting
+		it.Stopping = &StoppingRule{Kind: model.StopNotExchangeable}
 	case classify(sr, tol) == Additive:
-		it.Verdict = Additive
-		it.Reason = fmt.Sprintf("the %s interval lies within ±%s", pct(sr.Confidence), fmtUnit(tol, m.unit))
+		it.Verdict, it.Reason = Additive, model.ReasonWithinTolerance
 	case classify(sr, tol) == NotAdditive:
-		it.Verdict = NotAdditive
-		it.Reason = fmt.Sprintf("the %s interval lies entirely beyond ±%s", pct(sr.Confidence), fmtUnit(tol, m.unit))
+		it.Verdict, it.Reason = NotAdditive, model.ReasonBeyondTolerance
 	default:
-		it.Verdict = Inconclusive
-		it.Reason = fmt.Sprintf("the %.0f%% interval straddles the tolerance ±%s", 100*sr.Confidence, fmtUnit(tol, m.unit))
-		it.Stopping = stoppingRule(sr.Interval, it.Blocks, tol, m.unit)
+		it.Verdict, it.Reason = Inconclusive, model.ReasonStraddles
+		it.Stopping = stoppingRule(sr.Interval, it.Blocks, tol)
 	}
 	return it
 }
@@ -138,7 +134,7 @@ func decompose(arms []*ArmSummary, m metric, floor float64, o Options) *Interact
 // classify is the verdict rule: additive when the interval lies within
 // ±tol, not additive when it lies entirely beyond, else inconclusive (also
 // when the interval does not reach its confidence).
-func classify(sr stats.SignedRankResult, tol float64) string {
+func classify(sr stats.SignedRankResult, tol float64) Verdict {
 	switch {
 	case !sr.Achieved():
 		return Inconclusive
@@ -150,44 +146,33 @@ func classify(sr stats.SignedRankResult, tol float64) string {
 	return Inconclusive
 }
 
-// pct prints a confidence level: "95%", or "99.87%" for the strict levels
-// of early sequential looks.
-func pct(conf float64) string {
-	if math.Abs(conf*100-math.Round(conf*100)) < 1e-9 {
-		return fmt.Sprintf("%.0f%%", 100*conf)
-	}
-	return fmt.Sprintf("%.4g%%", 100*conf)
-}
-
 // stoppingRule scales the current interval half-width by sqrt(n/n') and
 // asks when it would clear the boundary nearest to the estimate.
-func stoppingRule(iv stats.Interval, n int, tol float64, unit string) *StoppingRule {
+func stoppingRule(iv stats.Interval, n int, tol float64) *StoppingRule {
 	margin := math.Abs(tol - math.Abs(iv.Est))
 	h := iv.HalfWidth()
-	side := "inside"
+	side := model.SideInside
 	if math.Abs(iv.Est) > tol {
-		side = "beyond"
+		side = model.SideBeyond
 	}
 	if margin <= 0 || h <= 0 {
-		return &StoppingRule{Settleable: false, Text: fmt.Sprintf("the estimate sits on the tolerance boundary ±%s; no number of blocks of the same sampling settles it; choose a tolerance or a narrower design", fmtUnit(tol, unit))}
+		return &StoppingRule{Kind: model.StopOnBoundary}
 	}
 	// In floating point first: a margin near 0 makes the count exceed any
 	// int, and a wrapped conversion would read as "1 more block".
 	needF := math.Ceil(float64(n) * (h / margin) * (h / margin))
 	if needF > 1e9 {
-		return &StoppingRule{Settleable: false, Text: fmt.Sprintf("more than 10^9 complete blocks would be needed for the interval to fall %s ±%s; more of the same sampling is impractical", side, fmtUnit(tol, unit))}
+		return &StoppingRule{Kind: model.StopBeyondReach, Side: side}
 	}
 	need := int(needF)
 	if need <= n {
 		need = n + 1
 	}
-	sr := &StoppingRule{BlocksNeeded: need, AdditionalBlocks: need - n}
+	sr := &StoppingRule{Kind: model.StopImpractical, BlocksNeeded: need, AdditionalBlocks: need - n, Side: side}
 	if need > maxPracticalFactor*n && need > 200 {
-		sr.Text = fmt.Sprintf("about %d complete blocks (%d more) would be needed for the interval to fall %s ±%s; more of the same sampling is impractical", need, need-n, side, fmtUnit(tol, unit))
 		return sr
 	}
-	sr.Settleable = true
-	sr.Text = fmt.Sprintf("about %d complete blocks (%d more) should bring the interval %s ±%s, if the spread stays as observed", need, need-n, side, fmtUnit(tol, unit))
+	sr.Kind, sr.Settleable = model.StopSettleable, true
 	return sr
 }
 
@@ -222,7 +207,8 @@ func drift(idx, vals []float64, tol, alpha float64) Drift {
 	}
 	d.Rho, d.P = stats.Spearman(idx, vals)
 	d.SlopePerBlock = stats.TheilSen(idx, vals)
-	d.TrendSpan = math.Abs(d.SlopePerBlock) * float64(maxBlockSpan(idx))
+	d.BlockSpan = maxBlockSpan(idx)
+	d.TrendSpan = math.Abs(d.SlopePerBlock) * float64(d.BlockSpan)
 	h := len(vals) / 2
 	d.FirstHalfMedian = stats.Median(vals[:h])
 	d.SecondHalfMedian = stats.Median(vals[len(vals)-h:])

@@ -3,6 +3,7 @@ package report
 import (
 	"math/rand/v2"
 	"testing"
+	"vigil/internal/stats"
 
 	"vigil/internal/wire"
 )
@@ -42,7 +43,7 @@ func TestDecompositionVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]string{
+	want := map[string][2]Verdict{
 		"add":   {Additive, Additive},
 		"inter": {NotAdditive, NotAdditive},
 		"drift": {Inconclusive, Additive},
@@ -76,7 +77,7 @@ func TestDecompositionVerdicts(t *testing.T) {
 			}
 		case "inter":
 			if w.Estimate.Lo() < 9e6 || w.Estimate.Hi() > 11e6 {
-				t.Errorf("inter: interval %s does not locate +10 ms", fmtEst(w.Estimate, "ns", true))
+				t.Errorf("inter: interval [%v, %v] does not locate +10 ms", w.Estimate.Lo(), w.Estimate.Hi())
 			}
 		}
 	}
@@ -85,16 +86,25 @@ func TestDecompositionVerdicts(t *testing.T) {
 func TestStoppingRuleScaling(t *testing.T) {
 	// Estimate 0, half-width 2, tolerance 1: the interval must halve, so
 	// four times the blocks.
-	sr := stoppingRule(ivOf(0, -2, 2), 10, 1, "ns")
+	sr := stoppingRule(ivOf(0, -2, 2), 10, 1)
 	if !sr.Settleable || sr.BlocksNeeded != 40 || sr.AdditionalBlocks != 30 {
 		t.Errorf("got %+v, want 40 blocks (30 more)", sr)
 	}
 	// Estimate on the boundary: nothing settles it.
-	if sr := stoppingRule(ivOf(1, 0, 2), 10, 1, "ns"); sr.Settleable {
+	if sr := stoppingRule(ivOf(1, 0, 2), 10, 1); sr.Settleable {
 		t.Errorf("boundary estimate reported settleable: %+v", sr)
 	}
 	// A tiny margin needs an impractical number of blocks.
-	if sr := stoppingRule(ivOf(0.99, 0, 2), 10, 1, "ns"); sr.Settleable || sr.BlocksNeeded < 1000 {
+	if sr := stoppingRule(ivOf(0.99, 0, 2), 10, 1); sr.Settleable || sr.BlocksNeeded < 1000 {
 		t.Errorf("tiny margin: %+v", sr)
+	}
+}
+
+func TestStoppingRuleHugeNeedIsImpractical(t *testing.T) {
+	tol := 1048576.0
+	iv := stats.Interval{Est: tol - 0.001, Lo: tol - 5e7, Hi: tol + 5e7, Confidence: 0.95}
+	sr := stoppingRule(iv, 20, tol)
+	if sr.Settleable || sr.AdditionalBlocks < 0 || (sr.BlocksNeeded != 0 && sr.BlocksNeeded <= 20*maxPracticalFactor) {
+		t.Errorf("stopping rule %+v, want impractical", sr)
 	}
 }

@@ -1,8 +1,7 @@
 package report
 
 import (
-	"fmt"
-
+	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
@@ -63,7 +62,7 @@ func kernelFidelity(r *run, cell wire.Cell) *KernelFidelity {
 // the ranges and named in the text.
 func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
 	f := &SpanFidelity{Requested: cell.SpanEvents}
-	ends := map[string]int{}
+	ends := map[model.DroppedEnd]int{}
 	first := true
 	noData := 0
 	for i := range r.samples {
@@ -105,47 +104,24 @@ func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
 			f.DroppedEnd = e
 		}
 	default:
-		f.DroppedEnd = "mixed"
+		f.DroppedEnd = model.DroppedMixed
 	}
 	f.Clipped = f.DroppedMax > 0 || f.RetainedMin < f.Requested
-	retained := fmt.Sprint(f.RetainedMin)
-	if f.RetainedMax != f.RetainedMin {
-		retained = fmt.Sprintf("%d–%d", f.RetainedMin, f.RetainedMax)
-	}
-	dropped := fmt.Sprint(f.DroppedMin)
-	if f.DroppedMax != f.DroppedMin {
-		dropped = fmt.Sprintf("%d–%d", f.DroppedMin, f.DroppedMax)
-	}
-	switch f.DroppedEnd {
-	case "none":
-		f.Text = fmt.Sprintf("all %d requested span events retained in %d samples", f.Requested, f.Samples)
-	case "oldest":
-		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; the oldest events were dropped, the newest %s kept", retained, f.Requested, dropped, retained)
-	case "newest":
-		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; the newest events were dropped, the oldest %s kept", retained, f.Requested, dropped, retained)
-	default:
-		f.Text = fmt.Sprintf("retained %s/%d span events, dropped %s; which events were dropped differs between samples or is not a contiguous end", retained, f.Requested, dropped)
-	}
-	if f.Limit > 0 {
-		f.Text += fmt.Sprintf(" (span event limit %d)", f.Limit)
-	}
-	if noData > 0 {
-		f.Text += fmt.Sprintf("; %d B/C samples without span numbers (no agent result) are not counted", noData)
-	}
+	f.WithoutSpanData = noData
 	return f
 }
 
 // droppedEnd classifies which events survived from the retained index range.
-func droppedEnd(c wire.Calibration) string {
+func droppedEnd(c wire.Calibration) model.DroppedEnd {
 	switch {
 	case c.SpanRetained >= c.SpanRequested && c.SpanDropped == 0:
-		return "none"
+		return model.DroppedNone
 	case c.SpanRetained == 0:
-		return "all"
+		return model.DroppedAll
 	case c.RetainedLastIndex == c.SpanRequested-1 && c.RetainedFirstIndex == c.SpanRequested-c.SpanRetained:
-		return "oldest"
+		return model.DroppedOldest
 	case c.RetainedFirstIndex == 0 && c.RetainedLastIndex == c.SpanRetained-1:
-		return "newest"
+		return model.DroppedNewest
 	}
-	return "mixed"
+	return model.DroppedMixed
 }

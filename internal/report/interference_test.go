@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/report/model"
+	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
 
@@ -20,9 +22,10 @@ func withInterference(ss []wire.Sample, fn func(s *wire.Sample) float64) {
 	}
 }
 
-func findingTitled(s *Summary, title string) *Finding {
+// findingOf returns the first finding of a kind, or nil.
+func findingOf(s *Summary, kind model.FindingKind) *Finding {
 	for i := range s.Findings {
-		if s.Findings[i].Title == title {
+		if s.Findings[i].Kind == kind {
 			return &s.Findings[i]
 		}
 	}
@@ -41,19 +44,16 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := findingTitled(s, "Host interference")
-		if f == nil || !strings.Contains(f.Claim, "stayed low") || strings.Contains(f.Claim, "HIGH") {
+		f := findingOf(s, model.FindingInterference)
+		if f == nil || f.Status != model.StatusLow || len(f.Cells) != 0 {
 			t.Fatalf("finding %+v; want interference low", f)
 		}
 		ci := s.Runs[0].Cells[1].Interference
 		if ci.Measured != 40 || ci.Contended != 0 || ci.UsedMedianForeignCPUs != 0.04 || len(ci.Points) != 40 {
 			t.Errorf("cell interference %+v", ci)
 		}
-		w := findingTitled(s, "Wall time decomposition (Runner + OpenTelemetry)")
-		for _, nc := range w.NonClaims {
-			if strings.Contains(nc, "Interference stayed high") {
-				t.Errorf("a quiet run flagged: %q", nc)
-			}
+		if md := string(render.Findings(s)); !strings.Contains(md, "interference stayed low in every cell") || strings.Contains(md, "Interference stayed high") {
+			t.Errorf("a quiet run flagged or not called quiet:\n%s", md)
 		}
 	})
 
@@ -86,19 +86,19 @@ func TestInterferenceFinding(t *testing.T) {
 		if s.Runs[0].Cells[0].Interference.High {
 			t.Error("the quiet cell is flagged")
 		}
-		f := findingTitled(s, "Host interference")
-		if f == nil || !strings.Contains(f.Claim, "HIGH in x1000") {
+		f := findingOf(s, model.FindingInterference)
+		if f == nil || f.Status != model.StatusHigh || strings.Join(f.Cells, ",") != "x1000" {
 			t.Fatalf("finding %+v", f)
 		}
-		w := findingTitled(s, "Wall time decomposition (Runner + OpenTelemetry)")
-		flagged := false
-		for _, nc := range w.NonClaims {
-			flagged = flagged || strings.Contains(nc, "Interference stayed high in x1000")
+		md := string(render.Findings(s))
+		for _, want := range []string{"interference stayed HIGH in x1000",
+			"Interference stayed high in x1000 (see Host interference): the verdicts there may describe the host, not the arms.",
+			"Interference stayed high in this cell (20 of 60 samples were contended (more than 25%))"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("findings.md lacks %q", want)
+			}
 		}
-		if !flagged {
-			t.Errorf("the wall-time verdicts are not flagged: %q", w.NonClaims)
-		}
-		page, err := renderHTML(s)
+		page, err := render.HTML(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,8 +119,11 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := findingTitled(s, "Host interference"); f == nil || !strings.Contains(f.Claim, "gate off") || !strings.Contains(f.Claim, "HIGH") {
-			t.Errorf("finding %+v; want the gate off and interference high", f)
+		if f := findingOf(s, model.FindingInterference); f == nil || f.Status != model.StatusHigh {
+			t.Errorf("finding %+v; want interference high", f)
+		}
+		if md := string(render.Findings(s)); !strings.Contains(md, "Host interference (gate off)") {
+			t.Errorf("findings.md does not say the gate was off:\n%s", md)
 		}
 	})
 
@@ -130,7 +133,7 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if findingTitled(s, "Host interference") != nil || s.Runs[0].Cells[0].Interference != nil {
+		if findingOf(s, model.FindingInterference) != nil || s.Runs[0].Cells[0].Interference != nil {
 			t.Error("interference reported for samples that have no record")
 		}
 	})

@@ -1,8 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"math"
+
+	"vigil/internal/report/model"
 
 	"vigil/internal/stats"
 )
@@ -13,11 +14,10 @@ import (
 // real comparisons at this budget. Only intervals that reach the
 // requested confidence are counted: a shorter one can neither exclude 0
 // nor stand for a conf-level half-width. The others are listed as items
-// and named in the text.
+// and counted as uncounted.
 func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	nf := &NoiseFloor{NominalRate: 1 - conf}
 	var rel []float64
-	short := 0
 	for _, c := range cells {
 		// Labels run the same thing when kind and export agree (B and
 		// B@collector differ by their export).
@@ -31,10 +31,10 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 			}
 			base := armNamed(c.Arms, cmp.Base)
 			med := baseMedian(base, cmp.Metric)
-			item := NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
+			item := NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Unit: cmp.Unit, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
 			if !cmp.Achieved {
 				nf.Items = append(nf.Items, item)
-				short++
+				nf.Uncounted++
 				continue
 			}
 			if med != 0 && cmp.Diff.Bounded() {
@@ -55,11 +55,6 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	if len(rel) > 0 {
 		nf.MedianRelHalfWidth = stats.Median(rel)
 	}
-	nf.Text = fmt.Sprintf("%d of %d A/A intervals exclude 0 (false-difference rate %.0f%%, nominal %.0f%%); the median A/A interval half-width is %.1f%% of the median, so differences smaller than that are not distinguishable from noise at this budget",
-		nf.ExcludingZero, nf.Comparisons, 100*nf.FalseRate, 100*nf.NominalRate, 100*nf.MedianRelHalfWidth)
-	if short > 0 {
-		nf.Text += fmt.Sprintf(" (%d comparisons with too few pairs for a %.0f%% interval are not counted)", short, 100*conf)
-	}
 	return nf
 }
 
@@ -73,7 +68,7 @@ func armNamed(arms []*ArmSummary, name string) *ArmSummary {
 }
 
 // baseMedian is the median of metric for arm a, 0 when unavailable.
-func baseMedian(a *ArmSummary, metric string) float64 {
+func baseMedian(a *ArmSummary, metric model.Metric) float64 {
 	if a == nil {
 		return 0
 	}

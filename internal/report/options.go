@@ -9,25 +9,25 @@ import (
 // DefaultOptions.
 type Options struct {
 	// Confidence is the level of every interval (default 0.95).
-	Confidence float64 `json:"confidence"`
+	Confidence float64
 	// TolerancePct is the additivity tolerance as a percentage of the bare
 	// arm's median for the same metric and cell (default 5).
-	TolerancePct float64 `json:"tolerance_pct"`
+	TolerancePct float64
 	// WallFloorNS and MemFloorBytes are absolute floors for the tolerance,
 	// so that a very fast or very small bare arm does not demand a
 	// tolerance below what the clock or the page allocator can resolve
 	// (defaults 1 ms and 1 MiB). The tolerance is max(pct*bare, floor).
-	WallFloorNS   float64 `json:"wall_floor_ns"`
-	MemFloorBytes float64 `json:"mem_floor_bytes"`
+	WallFloorNS   float64
+	MemFloorBytes float64
 	// BootstrapReps is the number of bootstrap resamples for ratio
 	// intervals (default 2000); the bootstrap is seeded from the plan seed.
-	BootstrapReps int `json:"bootstrap_reps"`
+	BootstrapReps int
 	// Alpha is the significance level of the drift test (default 0.05).
-	Alpha float64 `json:"alpha"`
+	Alpha float64
 	// Version is the vigil version recorded in summary.json.
-	Version string `json:"-"`
+	Version string
 	// Inputs are the directories the data came from (recorded only).
-	Inputs []string `json:"-"`
+	Inputs []string
 }
 
 // DefaultOptions returns the documented defaults.

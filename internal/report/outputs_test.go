@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"vigil/internal/report/model"
+	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
 
@@ -256,13 +258,7 @@ func TestNoiseFloorAA(t *testing.T) {
 	if len(s.Runs[0].Cells[0].Decomposition) != 0 {
 		t.Error("an A/A plan has no four arms to decompose")
 	}
-	found := false
-	for _, f := range s.Findings {
-		if strings.Contains(f.Claim, "false-difference rate") {
-			found = true
-		}
-	}
-	if !found {
+	if findingOf(s, model.FindingNoiseFloor) == nil {
 		t.Error("no noise-floor finding")
 	}
 }
@@ -294,7 +290,7 @@ func TestIncompleteArm(t *testing.T) {
 	if d := s.Runs[0].Cells[0].Decomposition[0]; d.Verdict != Inconclusive || d.Blocks != 0 {
 		t.Errorf("decomposition without A: %s over %d blocks", d.Verdict, d.Blocks)
 	}
-	if _, err := renderSummary(s); err != nil {
+	if _, err := render.SummaryJSON(s); err != nil {
 		t.Errorf("summary with an empty arm: %v", err)
 	}
 }

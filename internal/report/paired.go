@@ -8,9 +8,9 @@ import (
 
 // compare computes other − base over the blocks where both have a valid
 // sample, plus an unpaired U test over all their valid samples.
-func compare(base, other *ArmSummary, m metric, o Options, seed int64, cell string) *Comparison {
+func compare(base, other *armData, m metric, o Options, seed int64, cell string) *Comparison {
 	c := &Comparison{Base: base.Arm, Other: other.Arm, Metric: m.name, Unit: m.unit}
-	var xs, ys, all1, all2 []float64
+	var xs, ys, diffs, all1, all2 []float64
 	for _, b := range base.blocks() {
 		if v, ok := m.get(base.byBlock[b]); ok {
 			all1 = append(all1, v)
@@ -31,17 +31,17 @@ func compare(base, other *ArmSummary, m metric, o Options, seed int64, cell stri
 		if ok1 && ok2 {
 			xs = append(xs, x)
 			ys = append(ys, y)
-			c.diffs = append(c.diffs, y-x)
+			diffs = append(diffs, y-x)
 		}
 	}
-	c.Pairs = len(c.diffs)
+	c.Pairs = len(diffs)
 	if len(all1) > 0 && len(all2) > 0 {
 		u := stats.MannWhitney(all2, all1)
 		c.UTest = UTest{N1: u.N1, N2: u.N2, U: u.U, P: u.P}
 	} else {
 		c.UTest = UTest{N1: len(all2), N2: len(all1), P: 1}
 	}
-	sr := stats.SignedRank(c.diffs, o.Confidence)
+	sr := stats.SignedRank(diffs, o.Confidence)
 	c.Diff = estOf(sr.Interval)
 	c.P = sr.P
 	c.Method = "normal"
@@ -50,7 +50,7 @@ func compare(base, other *ArmSummary, m metric, o Options, seed int64, cell stri
 	}
 	c.Achieved = c.Pairs > 0 && sr.Achieved()
 	c.ExcludesZero = c.Achieved && sr.Interval.Excludes(0)
-	c.Ratio = estOf(stats.RatioOfMedians(xs, ys, true, o.BootstrapReps, subSeed(seed, cell, base.Arm, other.Arm, m.name), o.Confidence))
+	c.Ratio = estOf(stats.RatioOfMedians(xs, ys, true, o.BootstrapReps, subSeed(seed, cell, base.Arm, other.Arm, string(m.name)), o.Confidence))
 	return c
 }
 

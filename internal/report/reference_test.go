@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
@@ -92,13 +94,14 @@ func TestReferenceScenarioFindings(t *testing.T) {
 	if b.Wall.Median.Value < 860e6 || b.Wall.Median.Value > 900e6 {
 		t.Errorf("B median %v, want about 880 ms", b.Wall.Median.Value)
 	}
-	if !strings.Contains(text, "B "+fmtEst(b.Wall.Median, "ns", false)) {
-		t.Errorf("findings.md does not state B's computed median %s", fmtEst(b.Wall.Median, "ns", false))
+	if want := fmt.Sprintf("B %.0f ms [", b.Wall.Median.Value/1e6); !strings.Contains(text, want) {
+		t.Errorf("findings.md does not state B's computed median %q", want)
 	}
 	// Memory C − A is the 8 KiB of the original, within its interval.
-	mc := findCmp(s.Runs[0].Cells[0], wire.ArmA, wire.ArmC, "tree_peak_bytes")
-	if mc.diff.Lo() > 8192 || mc.diff.Hi() < 8192 {
-		t.Errorf("C − A memory interval %s does not cover 8 KiB", fmtEst(mc.diff, "bytes", true))
+	cs := s.Runs[0].Cells[0]
+	mc, ok := findCost(cs, armNamed(cs.Arms, wire.ArmA), armNamed(cs.Arms, wire.ArmC), model.MetricTreePeak)
+	if !ok || mc.Diff.Lo() > 8192 || mc.Diff.Hi() < 8192 {
+		t.Errorf("C − A memory interval [%v, %v] does not cover 8 KiB", mc.Diff.Lo(), mc.Diff.Hi())
 	}
 	if testing.Verbose() {
 		t.Log("\n" + text)

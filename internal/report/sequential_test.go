@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/report/render"
 	"vigil/internal/stats"
 	"vigil/internal/wire"
 )
@@ -69,8 +70,7 @@ func TestSequentialRunReport(t *testing.T) {
 	if got, want := it.Estimate.Confidence, 1-alphas[1]; got < want-1e-9 {
 		t.Errorf("decomposition interval at %v, want at least the look's %v", got, want)
 	}
-	w := findingTitled(s, "Wall time decomposition (Runner + OpenTelemetry)")
-	if w == nil || !strings.Contains(strings.Join(w.Evidence, "\n"), "2 looks at 6, 12 blocks") {
-		t.Errorf("the design and its looks are not named: %+v", w)
+	if md := string(render.Findings(s)); !strings.Contains(md, "2 looks at 6, 12 blocks") {
+		t.Errorf("the design and its looks are not named:\n%s", md)
 	}
 }

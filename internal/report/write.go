@@ -1,21 +1,26 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
 
 // Output file names.
 const (
-	SummaryFile  = "summary.json"
-	BMFFile      = "bmf.json"
-	BenchTxtFile = "bench.txt"
-	FindingsFile = "findings.md"
-	HTMLFile     = "report.html"
+	SummaryFile  = render.SummaryFile
+	BMFFile      = render.BMFFile
+	BenchTxtFile = render.BenchTxtFile
+	FindingsFile = render.FindingsFile
+	HTMLFile     = render.HTMLFile
 )
 
 // WriteAll summarizes one bench run and writes every output into outDir.
@@ -36,30 +41,65 @@ func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sour
 	if err != nil {
 		return nil, err
 	}
-	sum, err := renderSummary(s)
-	if err != nil {
+	if err := writeOutputs(outDir, s); err != nil {
 		return nil, err
 	}
-	bmf, err := renderBMF(s)
+	return s, nil
+}
+
+// ReadSummary reads a summary.json written by this version: it must match
+// the schema, and every field must be known.
+func ReadSummary(path string) (*Summary, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %s", path, errText(err))
 	}
-	html, err := renderHTML(s)
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: malformed summary: %v", path, err)
+	}
+	if head.Schema != SummarySchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, head.Schema, SummarySchema)
+	}
+	if err := wire.Validate("summary", data); err != nil {
+		return nil, fmt.Errorf("%s: does not match the summary schema: %v", path, oneLine(err))
+	}
+	var s Summary
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: malformed summary: %v", path, err)
+	}
+	for i, f := range s.Findings {
+		if f.Run < 0 || f.Run >= len(s.Runs) {
+			return nil, fmt.Errorf("%s: finding %d refers to run %d of %d", path, i+1, f.Run, len(s.Runs))
+		}
+	}
+	return &s, nil
+}
+
+// WriteFromSummary renders every output again from a summary alone (no
+// plan or samples) into outDir; it writes what WriteMerged wrote for the
+// same data, byte for byte.
+func WriteFromSummary(outDir string, s *Summary) error {
+	return writeOutputs(outDir, s)
+}
+
+// WriteTable prints the terminal summary table.
+func WriteTable(w io.Writer, s *Summary) error { return render.Table(w, s) }
+
+// writeOutputs renders every output of s and writes them into outDir.
+// Nothing is written unless every output renders: files go to
+// temporaries first and are renamed into place at the end.
+func writeOutputs(outDir string, s *Summary) error {
+	files, err := render.All(s)
 	if err != nil {
-		return nil, err
-	}
-	files := []struct {
-		name string
-		data []byte
-	}{
-		{SummaryFile, sum},
-		{BMFFile, bmf},
-		{BenchTxtFile, renderBenchTxt(s)},
-		{FindingsFile, renderFindings(s)},
-		{HTMLFile, html},
+		return err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: %v", outDir, errText(err))
+		return fmt.Errorf("%s: %v", outDir, errText(err))
 	}
 	var tmps []string
 	cleanup := func() {
@@ -68,20 +108,25 @@ func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sour
 		}
 	}
 	for _, f := range files {
-		t, err := writeTemp(outDir, f.name, f.data)
+		t, err := writeTemp(outDir, f.Name, f.Data)
 		if err != nil {
 			cleanup()
-			return nil, err
+			return err
 		}
 		tmps = append(tmps, t)
 	}
 	for i, f := range files {
-		if err := os.Rename(tmps[i], filepath.Join(outDir, f.name)); err != nil {
+		if err := os.Rename(tmps[i], filepath.Join(outDir, f.Name)); err != nil {
 			cleanup()
-			return nil, fmt.Errorf("%s: %v", filepath.Join(outDir, f.name), err)
+			return fmt.Errorf("%s: %v", filepath.Join(outDir, f.Name), err)
 		}
 	}
-	return s, nil
+	return nil
+}
+
+// oneLine joins a multi-line error into one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func writeTemp(dir, name string, data []byte) (string, error) {

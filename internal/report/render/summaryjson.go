@@ -1,15 +1,16 @@
-package report
+package render
 
 import (
 	"encoding/json"
 	"fmt"
 
+	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
-// renderSummary encodes summary.json and checks it against
-// internal/wire/summary.schema.json before anything is written.
-func renderSummary(s *Summary) ([]byte, error) {
+// SummaryJSON encodes summary.json and checks it against
+// schema/summary.schema.json.
+func SummaryJSON(s *model.Summary) ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("summary.json: %v", err)

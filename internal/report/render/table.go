@@ -1,21 +1,24 @@
-package report
+package render
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"vigil/internal/report/model"
 )
 
-// WriteTable prints the terminal summary: per run and cell, one row per
-// arm, then decomposition verdicts and fidelity.
-func WriteTable(w io.Writer, s *Summary) error {
+// Table prints the terminal summary: per run and cell, one row per arm,
+// then decomposition verdicts and fidelity.
+func Table(w io.Writer, s *model.Summary) error {
+	ci := pct(s.Options.Confidence) + " CI"
 	for _, r := range s.Runs {
 		fmt.Fprintf(w, "== %s  seed %d  blocks %d  samples %d\n", orDash(r.HostClass), r.Seed, r.Blocks, r.Samples)
 		for _, cs := range r.Cells {
 			fmt.Fprintf(w, "\n-- cell %s (files %d, spans %d, concurrency %d)\n", cs.Name, cs.KernelEvents, cs.SpanEvents, cs.Concurrency)
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "arm\tvalid\tdiscarded\twall median [95% CI]\tp99/median\tCPU\tmax RSS\ttree peak\t")
+			fmt.Fprintf(tw, "arm\tvalid\tdiscarded\twall median [%s]\tp99/median\tCPU\tmax RSS\ttree peak\t\n", ci)
 			for _, a := range cs.Arms {
 				valid := fmt.Sprintf("%d/%d", a.Valid, a.Planned)
 				if a.Incomplete {
@@ -23,7 +26,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 				}
 				wall, tail, cpu, rss, peak := "-", "-", "-", "-", "-"
 				if a.Wall != nil {
-					wall = fmtEst(a.Wall.Median, "ns", false)
+					wall = fmtEst(a.Wall.Median, model.UnitNS, false)
 					tail = fmt.Sprintf("%.2f %s", a.Wall.TailRatio, a.Wall.TailBand)
 					if a.Wall.P99FromMax {
 						tail += "*"
@@ -38,25 +41,29 @@ func WriteTable(w io.Writer, s *Summary) error {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", a.Arm, valid, a.Discarded, wall, tail, cpu, rss, peak)
 			}
-			tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 			for _, it := range cs.Decomposition {
-				fmt.Fprintf(w, "   %s interaction %s: %s (tolerance ±%s)\n", it.Metric, fmtEst(it.Estimate, it.Unit, true), strings.ToUpper(it.Verdict), fmtUnit(it.Tolerance, it.Unit))
+				fmt.Fprintf(w, "   %s interaction %s: %s (tolerance ±%s)\n", it.Metric, fmtEst(it.Estimate, it.Unit, true), strings.ToUpper(string(it.Verdict)), fmtUnit(it.Tolerance, it.Unit))
 				if it.Stopping != nil {
-					fmt.Fprintf(w, "     %s\n", it.Stopping.Text)
+					fmt.Fprintf(w, "     %s\n", stoppingText(it))
 				}
 			}
 			if k := cs.Kernel; k != nil {
 				fmt.Fprintf(w, "   kernel calibration %d/%d matched, drops %d, healthy %v\n", k.Matched, k.Samples, k.RingbufDrops, k.Healthy)
 			}
 			if sp := cs.Spans; sp != nil {
-				fmt.Fprintf(w, "   spans: %s\n", sp.Text)
+				fmt.Fprintf(w, "   spans: %s\n", spansText(sp))
 			}
 		}
 		if r.Noise != nil {
-			fmt.Fprintf(w, "\n   noise floor: %s\n", r.Noise.Text)
+			fmt.Fprintf(w, "\n   noise floor: %s\n", noiseText(r.Noise, s.Options.Confidence))
 		}
-		fmt.Fprintln(w)
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintln(w, "* p99 is decided by the sample maximum at this n (n < 101)")
-	return nil
+	_, err := fmt.Fprintln(w, "* p99 is decided by the sample maximum at this n (n < 101)")
+	return err
 }
