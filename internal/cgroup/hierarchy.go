@@ -97,10 +97,12 @@ func OwnV1Dir(controller string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ownV1Dir(mounts, members, controller)
+	return V1Dir(mounts, members, controller)
 }
 
-func ownV1Dir(mounts []Mount, members map[string]string, controller string) (string, error) {
+// V1Dir is the directory, below its mount, of the cgroup v1 membership
+// whose hierarchy carries controller.
+func V1Dir(mounts []Mount, members map[string]string, controller string) (string, error) {
 	cgPath, found := "", false
 	for ctls, p := range members {
 		for _, c := range strings.Split(ctls, ",") {
