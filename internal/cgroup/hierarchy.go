@@ -89,11 +89,7 @@ var ErrNoV1 = errors.New("no cgroup v1 hierarchy carries it")
 // OwnV1Dir returns the calling process's own directory in the cgroup v1
 // hierarchy that carries controller.
 func OwnV1Dir(controller string) (string, error) {
-	mounts, err := ReadMounts("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	members, err := ReadMemberships("/proc/self/cgroup")
+	mounts, members, err := ReadSelf()
 	if err != nil {
 		return "", err
 	}

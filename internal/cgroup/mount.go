@@ -34,15 +34,25 @@ func V2Mount(mounts []Mount) (Mount, error) {
 // SelfDir returns the directory of the calling process's own v2 cgroup:
 // the parent under which sessions are created.
 func SelfDir() (string, error) {
-	mounts, err := ReadMounts("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
-	}
-	members, err := ReadMemberships("/proc/self/cgroup")
+	mounts, members, err := ReadSelf()
 	if err != nil {
 		return "", err
 	}
 	return V2Dir(mounts, members)
+}
+
+// ReadSelf returns the calling process's mount table (its cgroup entries)
+// and cgroup memberships.
+func ReadSelf() ([]Mount, map[string]string, error) {
+	mounts, err := ReadMounts("/proc/self/mountinfo")
+	if err != nil {
+		return nil, nil, err
+	}
+	members, err := ReadMemberships("/proc/self/cgroup")
+	if err != nil {
+		return nil, nil, err
+	}
+	return mounts, members, nil
 }
 
 // V2Dir is the directory of the cgroup v2 membership ("0::" line of

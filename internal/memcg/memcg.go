@@ -85,30 +85,24 @@ func (c *Controller) Source() string {
 // Detect finds a usable memory cgroup for the current process. It never
 // fails: when nothing is usable the Controller has mode None and a Reason.
 func Detect() *Controller {
-	mounts, err := cgroup.ReadMounts("/proc/self/mountinfo")
-	if err != nil {
-		return &Controller{reason: err.Error()}
-	}
-	memberships, err := cgroup.ReadMemberships("/proc/self/cgroup")
+	mounts, memberships, err := cgroup.ReadSelf()
 	if err != nil {
 		return &Controller{reason: err.Error()}
 	}
 	var reasons []string
-	if dir, err := v2Parent(mounts, memberships); err == nil {
-		if err = writable(dir); err == nil {
-			return &Controller{mode: V2, parent: dir}
+	for _, try := range []struct {
+		mode   Mode
+		label  string
+		parent func([]cgroup.Mount, map[string]string) (string, error)
+	}{{V2, "v2", v2Parent}, {V1, "v1", v1Parent}} {
+		dir, err := try.parent(mounts, memberships)
+		if err == nil {
+			err = writable(dir)
 		}
-		reasons = append(reasons, "v2: "+err.Error())
-	} else {
-		reasons = append(reasons, "v2: "+err.Error())
-	}
-	if dir, err := v1Parent(mounts, memberships); err == nil {
-		if err = writable(dir); err == nil {
-			return &Controller{mode: V1, parent: dir}
+		if err == nil {
+			return &Controller{mode: try.mode, parent: dir}
 		}
-		reasons = append(reasons, "v1: "+err.Error())
-	} else {
-		reasons = append(reasons, "v1: "+err.Error())
+		reasons = append(reasons, try.label+": "+err.Error())
 	}
 	return &Controller{reason: strings.Join(reasons, "; ")}
 }
