@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/wire"
 	"vigil/internal/workload"
 )
@@ -110,26 +111,37 @@ func failKnobFromEnv(cfg *workload.Config, everySet, fileSet bool) error {
 }
 
 func runAgent(cmd *cobra.Command, cfg workload.Config, resultOut string) error {
-	// Prove --result-out is writable before doing any work.
+	// Creating --result-out's temporary file now proves it writable
+	// before any work is done.
+	var out *atomicfile.File
 	if resultOut != "" {
-		probe, err := os.CreateTemp(filepath.Dir(resultOut), "."+filepath.Base(resultOut)+".probe-*")
-		if err != nil {
+		var err error
+		if out, err = atomicfile.Open(resultOut, workload.MeasuredOutput); err != nil {
 			return fmt.Errorf("--result-out: cannot create a file in %s: %v", filepath.Dir(resultOut), errors.Unwrap(err))
 		}
-		probe.Close()
-		os.Remove(probe.Name())
+	}
+	abort := func() {
+		if out != nil {
+			out.Abort()
+		}
 	}
 	res, runErr := workload.Run(cmd.Context(), cfg)
 	if runErr != nil && res.Status != wire.StatusError {
+		abort()
 		return runErr // bad input or setup failure: exit 125, nothing written
 	}
 	line, err := json.Marshal(res)
 	if err != nil {
+		abort()
 		return fmt.Errorf("encode result: %w", err)
 	}
 	line = append(line, '\n')
-	if resultOut != "" {
-		if err := workload.WriteFileAtomic(resultOut, line); err != nil {
+	if out != nil {
+		if _, err := out.Write(line); err != nil {
+			out.Abort()
+			return fmt.Errorf("--result-out: %w", err)
+		}
+		if err := out.Commit(); err != nil {
 			return fmt.Errorf("--result-out: %w", err)
 		}
 	} else if _, err := cmd.OutOrStdout().Write(line); err != nil {

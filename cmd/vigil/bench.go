@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"vigil/internal/bench"
@@ -165,6 +162,15 @@ func init() {
 // Wilcoxon signed-rank test's smallest two-sided p at n=6 is 2/64).
 var quickDefaults = map[string]string{"arms": "bare,A,B,C", "cells": "control,x1000,s500", "blocks": "6", "warmup": "1"}
 
+// givenFlags maps the plan-shaping flags to the options they set, so a
+// resume can check the ones given explicitly against the saved plan.
+var givenFlags = map[string]bench.Given{
+	"arms": bench.GivenArms, "cells": bench.GivenCells, "cell": bench.GivenCustomCells,
+	"blocks": bench.GivenBlocks, "warmup": bench.GivenWarmup, "order": bench.GivenOrder,
+	"seed": bench.GivenSeed, "max-reruns": bench.GivenMaxReruns, "shard": bench.GivenShard,
+	"cpus": bench.GivenCPUs, "runner-cpus": bench.GivenRunnerCPUs, "max-foreign-cpus": bench.GivenMaxForeignCPUs,
+}
+
 func runBench(cmd *cobra.Command, args []string) error {
 	started := time.Now()
 	fl := cmd.Flags()
@@ -178,102 +184,35 @@ func runBench(cmd *cobra.Command, args []string) error {
 			}
 		}
 	}
-	vigilBin := benchFlags.vigilBin
-	if vigilBin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("bench: cannot find the vigil binary: %v", err)
-		}
-		vigilBin = exe
-	}
-	if len(args) > 0 {
-		if _, err := exec.LookPath(args[0]); err != nil {
-			return fmt.Errorf("bench: command %q: %v", args[0], err)
+	var given bench.Given
+	for name, g := range givenFlags {
+		if fl.Changed(name) {
+			given |= g
 		}
 	}
-	arms := strings.Split(benchFlags.arms, ",")
-	if benchFlags.aa {
-		arms = append(arms, arms[0])
-	}
-	opts := bench.Options{
-		Arms: arms, Cells: strings.Split(benchFlags.cells, ","),
-		CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
-		Order: benchFlags.order, Seed: benchFlags.seed, SeedSet: fl.Changed("seed"),
-		MaxReruns: benchFlags.maxReruns, Shard: benchFlags.shard, Command: args,
-		MaxForeignCPUs: benchFlags.maxForeign, CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs,
-		Jaeger: benchFlags.jaeger,
-	}
-	host := bench.HostInfo()
-	fresh, err := bench.NewPlan(opts, host, bench.Versions(version, vigilBin, args))
+	st, err := bench.Prepare(bench.Request{
+		Options: bench.Options{
+			Arms: strings.Split(benchFlags.arms, ","), Cells: strings.Split(benchFlags.cells, ","),
+			CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
+			Order: benchFlags.order, Seed: benchFlags.seed, MaxReruns: benchFlags.maxReruns,
+			Shard: benchFlags.shard, Command: args, MaxForeignCPUs: benchFlags.maxForeign,
+			CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs, Jaeger: benchFlags.jaeger, Given: given,
+		},
+		AA: benchFlags.aa, Out: benchFlags.out, Resume: benchFlags.resume,
+		UntilDecided: benchFlags.untilDecided, LookEvery: benchFlags.lookEvery, MaxBlocks: benchFlags.maxBlocks,
+		// Rounded: 1 − 0.95 is 0.050000000000000044 in binary.
+		Alpha:    math.Round((1-report.DefaultOptions().Confidence)*1e9) / 1e9,
+		VigilBin: benchFlags.vigilBin, Version: version,
+	}, started, os.Stderr)
 	if err != nil {
 		return err
 	}
 
-	out, plan, resume := benchFlags.out, fresh, benchFlags.resume != ""
-	if resume {
-		if out != "" && filepath.Clean(out) != filepath.Clean(benchFlags.resume) {
-			return fmt.Errorf("bench: --out %s and --resume %s name different directories", out, benchFlags.resume)
-		}
-		out = benchFlags.resume
-		saved, err := bench.LoadPlan(out)
-		if err != nil {
-			return err
-		}
-		var changed []string
-		fl.VisitAll(func(f *pflag.Flag) {
-			if f.Changed {
-				changed = append(changed, f.Name)
-			}
-		})
-		if len(args) > 0 {
-			changed = append(changed, "command")
-		}
-		if err := bench.ResumeConflicts(saved, fresh, changed); err != nil {
-			return err
-		}
-		if saved.Host.HostClass != host.HostClass {
-			return fmt.Errorf("--resume %s: plan was made on host class %s, this host is %s; resume it there or use --shard", out, saved.Host.HostClass, host.HostClass)
-		}
-		plan = saved
-	}
-	if err := checkPrivileges(plan); err != nil {
-		return err
-	}
-	if benchFlags.untilDecided && !resume {
-		every := benchFlags.lookEvery
-		if every == 0 {
-			every = plan.Blocks
-		}
-		// Rounded: 1 − 0.95 is 0.050000000000000044 in binary.
-		alpha := math.Round((1-report.DefaultOptions().Confidence)*1e9) / 1e9
-		sq, err := bench.NewSequential(plan, alpha, plan.Blocks, every, benchFlags.maxBlocks)
-		if err != nil {
-			return err
-		}
-		plan.Sequential = sq
-	}
-	// The host as it is now, printed and (for a new run) kept in the plan.
-	hs := interference.ReadHost()
-	if !resume {
-		plan.HostState = &hs
-	}
-	printHostState(os.Stderr, hs)
-	if out == "" {
-		out = "bench-" + started.Format("20060102-150405")
-	}
-	if !resume {
-		if err := bench.PrepareOut(out, plan); err != nil {
-			return err
-		}
-	}
-	if !resume || !fl.Changed("seed") {
-		fmt.Fprintf(os.Stderr, "vigil bench: seed %d (replay the same orders with --seed %d); output in %s\n", plan.Seed, plan.Seed, out)
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	plan, out := st.Plan, st.Out
 	cfg := bench.Config{
-		Plan: plan, OutDir: out, Resume: resume, VigilBin: vigilBin,
+		Plan: plan, OutDir: out, Resume: st.Resume, VigilBin: st.VigilBin,
 		WorkRoot: benchFlags.workRoot, KeepArtifacts: benchFlags.keep, Timeout: benchFlags.timeout,
 		Log: os.Stderr, TTY: term.IsTerminal(int(os.Stderr.Fd())), JaegerBin: benchFlags.jaeger,
 	}
@@ -309,30 +248,6 @@ func runBench(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// printHostState prints the host's condition and what in it weakens
-// wall-time comparisons.
-func printHostState(w io.Writer, h wire.HostState) {
-	gov := strings.Join(h.Governors, ",")
-	if gov == "" {
-		gov = "not exposed"
-	}
-	na := func(s string) string {
-		if s == "" {
-			return "not exposed"
-		}
-		return s
-	}
-	iso := h.IsolatedCPUs
-	if iso == "" {
-		iso = "none"
-	}
-	fmt.Fprintf(w, "vigil bench: host: governor %s, boost %s, SMT %s, isolated CPUs %s, load %.2f, %d MiB available, swap %d/%d MiB used\n",
-		gov, na(h.Boost), na(h.SMT), iso, h.Load1, h.MemAvailable>>20, max(h.SwapUsed, 0)>>20, max(h.SwapTotal, 0)>>20)
-	for _, warn := range h.Warnings {
-		fmt.Fprintf(w, "vigil bench: warning: %s\n", warn)
-	}
-}
-
 // decided reports whether every decomposition verdict of the samples is
 // decided at the level of the plan's last look.
 func decided(plan wire.Plan, samples []wire.Sample) (bool, error) {
@@ -352,20 +267,6 @@ func decided(plan wire.Plan, samples []wire.Sample) (bool, error) {
 		}
 	}
 	return any, nil
-}
-
-// checkPrivileges refuses Runner arms without root; bare and B run
-// anyway (the run notes that the memory cgroup is unavailable).
-func checkPrivileges(p wire.Plan) error {
-	if os.Geteuid() == 0 {
-		return nil
-	}
-	for _, k := range p.ArmKinds {
-		if k == wire.ArmA || k == wire.ArmC {
-			return fmt.Errorf("bench: arm %s runs vigil record, which needs root; run as root or use --arms bare,B", k)
-		}
-	}
-	return nil
 }
 
 // writeBenchReport writes the report outputs (summary.json, bmf.json,

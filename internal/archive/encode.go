@@ -5,17 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
@@ -46,52 +43,15 @@ func EncodeSigned(w io.Writer, b *evidence.Bundle, key *attest.Key) error {
 	return err
 }
 
-// Write writes b to path atomically: it encodes into a temporary file in the
-// same directory, syncs it, renames it over path and syncs the directory.
-// On any error before the rename the temporary file is removed and path is
-// left as it was; an error syncing the directory comes after the complete
-// archive is in place.
+// Write writes b to path atomically, by atomicfile.WriteFrom: on an error
+// path is left as it was and no temporary file stays beside it (an error
+// syncing the directory comes after the complete archive is in place).
+// Errors name path.
 func Write(path string, b *evidence.Bundle) error { return WriteSigned(path, b, nil) }
 
 // WriteSigned is Write with EncodeSigned.
-func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = EncodeSigned(tmp, b, key); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable. Some file systems cannot sync a
-	// directory (EINVAL); there the rename is as durable as it gets.
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if serr := d.Sync(); serr != nil && !errors.Is(serr, syscall.EINVAL) && !errors.Is(serr, syscall.ENOTSUP) {
-		return fmt.Errorf("syncing %s after the rename: %w", dir, serr)
-	}
-	return nil
+func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) error {
+	return atomicfile.WriteFrom(path, func(w io.Writer) error { return EncodeSigned(w, b, key) })
 }
 
 // file is one archive entry. What reading has already established rides

@@ -1,7 +1,8 @@
 // Package atomicfile writes a file so that readers see either the old
 // content or the whole new one, never a part, and a failure leaves nothing
 // behind: the data goes to a temporary file beside the target (named
-// ".NAME.tmp-*"), is synced, and is renamed into place.
+// ".NAME.tmp-*"), is synced, and is renamed into place; then the directory
+// is synced, so a write that returned nil survives a machine crash.
 package atomicfile
 
 import (
@@ -61,10 +62,16 @@ func kind(m fs.FileMode) string {
 	return m.Type().String()
 }
 
+// unwrap drops the file names an error carries, so that an error names
+// the target, never the temporary file.
 func unwrap(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
 	}
 	return err
 }
@@ -72,9 +79,6 @@ func unwrap(err error) error {
 // Write writes data to path (mode 0644) through a synced temporary file
 // and a rename. Errors name path, never the temporary file.
 func Write(path string, data []byte) error {
-	if err := CheckTarget(path); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
 	return WriteFrom(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
@@ -84,67 +88,153 @@ func Write(path string, data []byte) error {
 // WriteFrom is Write for output produced piece by piece: fill writes the
 // content to w. When fill fails, nothing is left at path or beside it.
 func WriteFrom(path string, fill func(w io.Writer) error) error {
-	if err := CheckTarget(path); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+	f, err := Open(path, Options{})
+	if err != nil {
+		return err
 	}
-	if err := write(path, fill, 0o644, os.Rename); err != nil {
-		return fmt.Errorf("%s: %v", path, unwrap(err))
+	if err := fill(f); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	return f.Commit()
 }
 
 // Create is Write with mode, for a path that must not exist yet: the
 // complete file appears under path by a hard link, which fails if path
 // exists, so an existing file is never replaced (a key, say).
 func Create(path string, data []byte, mode os.FileMode) error {
-	link := func(tmp, path string) error {
-		if err := os.Link(tmp, path); err != nil {
-			return err
-		}
-		return os.Remove(tmp)
-	}
-	fill := func(w io.Writer) error {
-		_, err := w.Write(data)
+	f, err := Open(path, Options{Mode: mode, NoReplace: true})
+	if err != nil {
 		return err
 	}
-	if err := write(path, fill, mode, link); err != nil {
-		return fmt.Errorf("%s: %v", path, unwrap(err))
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Commit()
+}
+
+// Options adjust one file; the zero value is mode 0644, replacing, synced.
+type Options struct {
+	// Mode is the file's permission bits; 0 means 0644, as readable as
+	// any file the user writes.
+	Mode os.FileMode
+	// NoReplace places the file by a hard link, which fails when path
+	// already exists, instead of renaming over it.
+	NoReplace bool
+	// Unsynced skips both syncs. It is for outputs written inside a
+	// measured interval, where a sync would charge disk latency to what
+	// is measured: readers still never see a part, but a machine crash
+	// may lose the file.
+	Unsynced bool
+}
+
+// File is a file being written: its content goes to a temporary file
+// beside path, and Commit puts it in place. Until then path is untouched.
+//
+// The durability rule: Commit syncs the content before the rename and the
+// directory after it, so once Commit returns nil the file survives a crash
+// of the machine (unless Options.Unsynced).
+type File struct {
+	path string
+	opts Options
+	f    *os.File
+	bw   *bufio.Writer
+}
+
+// Open checks that path can be replaced (CheckTarget) and creates the
+// temporary file now, which also proves the directory is writable before
+// any work starts. Errors name path.
+func Open(path string, opts Options) (*File, error) {
+	if err := CheckTarget(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if opts.Mode == 0 {
+		opts.Mode = 0o644
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, unwrap(err))
+	}
+	return &File{path: path, opts: opts, f: f, bw: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// Write adds p to the content.
+func (a *File) Write(p []byte) (int, error) { return a.bw.Write(p) }
+
+// Abort removes the temporary file; path is left as it was.
+func (a *File) Abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
+}
+
+// Commit puts the content in place under path. On an error before the
+// rename nothing is left beside path; an error syncing the directory
+// comes after the complete file is in place.
+func (a *File) Commit() error {
+	if err := a.commit(); err != nil {
+		return fmt.Errorf("%s: %w", a.path, unwrap(err))
 	}
 	return nil
 }
 
-func write(path string, fill func(io.Writer) error, mode os.FileMode, place func(tmp, path string) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+func (a *File) commit() error {
+	if err := a.bw.Flush(); err != nil {
+		a.Abort()
+		return err
+	}
+	// CreateTemp makes the file 0600.
+	if err := a.f.Chmod(a.opts.Mode); err != nil {
+		a.Abort()
+		return err
+	}
+	if !a.opts.Unsynced {
+		if err := a.f.Sync(); err != nil {
+			a.Abort()
+			return err
+		}
+	}
+	if err := a.f.Close(); err != nil {
+		os.Remove(a.f.Name())
+		return err
+	}
+	tmp := a.f.Name()
+	if a.opts.NoReplace {
+		if err := os.Link(tmp, a.path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		os.Remove(tmp)
+	} else if err := os.Rename(tmp, a.path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if a.opts.Unsynced {
+		return nil
+	}
+	return SyncDir(filepath.Dir(a.path))
+}
+
+// Rename moves a complete file to newpath and syncs newpath's directory,
+// so that the move, like a Commit, survives a crash once it returns nil.
+func Rename(oldpath, newpath string) error {
+	if err := os.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(newpath))
+}
+
+// SyncDir makes the entries of dir durable (a file created or renamed in
+// it). Some file systems cannot sync a directory (EINVAL, ENOTSUP); there
+// the entry is as durable as it gets, and that is not an error.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := fill(bw); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	// CreateTemp makes the file 0600; outputs are as readable as any
-	// file the user writes, unless mode says otherwise.
-	if err := f.Chmod(mode); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := place(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOTSUP) {
+		return fmt.Errorf("syncing directory %s: %w", dir, unwrap(err))
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func TestCreateNeverReplaces(t *testing.T) {
 		t.Fatalf("mode %v %v", st.Mode(), err)
 	}
 	err := Create(p, []byte("second"), 0o600)
-	if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "file exists") {
+	if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "file exists") || strings.Contains(err.Error(), ".tmp-") {
 		t.Fatalf("second Create = %v", err)
 	}
 	if data, _ := os.ReadFile(p); string(data) != "first" {
@@ -123,5 +123,63 @@ func TestWriteFromFailureLeavesNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "new" {
 		t.Fatalf("file %q, want new", b)
+	}
+}
+
+// TestOpenCommitAbort: an opened file is invisible under its path until
+// Commit, an aborted one leaves nothing, and Mode and Rename do what they say.
+func TestOpenCommitAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "trace.jsonl")
+	for _, unsynced := range []bool{false, true} {
+		f, err := Open(path, Options{Mode: 0o640, Unsynced: unsynced})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(f, "line\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("unsynced=%v: path exists before Commit: %v", unsynced, err)
+		}
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if b, _ := os.ReadFile(path); err != nil || string(b) != "line\n" || st.Mode().Perm() != 0o640 {
+			t.Fatalf("unsynced=%v: content %q, mode %v, err %v", unsynced, b, st.Mode(), err)
+		}
+		os.Remove(path)
+	}
+
+	f, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "partial")
+	f.Abort()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("Abort left: %v", ents)
+	}
+
+	if _, err := Open(filepath.Join(dir, "missing", "x"), Options{}); err == nil || !strings.Contains(err.Error(), "not writable") {
+		t.Fatalf("Open in a missing directory = %v", err)
+	}
+
+	src := filepath.Join(dir, "a")
+	if err := os.WriteFile(src, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rename(src, path); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "a" {
+		t.Fatalf("renamed file holds %q", b)
+	}
+	if err := Rename(src, path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Rename of a missing file = %v", err)
+	}
+	if err := SyncDir(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("SyncDir of a missing directory succeeded")
 	}
 }

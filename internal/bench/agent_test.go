@@ -25,7 +25,7 @@ import (
 // opens of x1000.
 func TestAgentArmsFullRun(t *testing.T) {
 	testenv.RequireRoot(t)
-	vigil := vigilBinary(t)
+	vigil := testenv.Vigil(t)
 	out := filepath.Join(t.TempDir(), "out")
 	// The interference gate is off: this test checks the arms, and the
 	// test packages beside it load the host (TestContendedSamples checks
@@ -170,7 +170,7 @@ func checkBenchTxt(t *testing.T, path string) {
 // are discarded with the agent's reason, re-measured, and never counted.
 func TestAgentInjectedFailures(t *testing.T) {
 	testenv.RequireRoot(t)
-	vigil := vigilBinary(t)
+	vigil := testenv.Vigil(t)
 	t.Setenv("VIGIL_AGENT_FAIL_EVERY", "3")
 	t.Setenv("VIGIL_AGENT_FAIL_COUNTER_FILE", filepath.Join(t.TempDir(), "fail-counter"))
 	p := testPlan(t, Options{Arms: []string{"bare", "A"}, Cells: []string{"control"}, Blocks: 4, MaxReruns: 4, Seed: 3})
@@ -207,7 +207,7 @@ func TestAgentInjectedFailures(t *testing.T) {
 // cgroup or process survives, and --resume completes the plan.
 func TestInterruptRunnerArm(t *testing.T) {
 	testenv.RequireRoot(t)
-	vigil := vigilBinary(t)
+	vigil := testenv.Vigil(t)
 	before := sessionDirs()
 	p := testPlan(t, Options{Arms: []string{"bare", "A"}, Cells: []string{"k100"}, Blocks: 4, Seed: 8})
 	interruptAndResume(t, p, vigil, 3)

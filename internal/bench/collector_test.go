@@ -21,7 +21,7 @@ func TestCollectorArms(t *testing.T) {
 	if err != nil {
 		testenv.RequireTool(t, "jaeger ("+err.Error()+")")
 	}
-	vigil := vigilBinary(t)
+	vigil := testenv.Vigil(t)
 	out := filepath.Join(t.TempDir(), "out")
 	cmd := exec.Command(vigil, "bench", "--arms", "B,C,B@collector,C@collector", "--cells", "s500", "-n", "3", "--warmup", "0",
 		"--seed", "7", "--max-foreign-cpus", "0", "--jaeger", bin, "--out", out)

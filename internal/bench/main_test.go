@@ -3,80 +3,39 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 
 	"vigil/internal/memcg"
+	"vigil/internal/testenv"
 	"vigil/internal/wire"
 )
 
-// childEnv makes the test binary run the harness on an output directory
-// that already holds plan.json, like `vigil bench` does, so a test can
-// interrupt it with a real SIGINT.
-const childEnv = "VIGIL_BENCH_TEST_CHILD"
+// TestMain lets the test binary run the harness as a child ("harness DIR
+// VIGIL WORKROOT", on an output directory that already holds plan.json),
+// like `vigil bench` does, so a test can interrupt it with a real SIGINT.
+func TestMain(m *testing.M) { testenv.Main(m, runHarness) }
 
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(childEnv); dir != "" {
-		os.Exit(childMain(dir))
+func runHarness(name string, args []string) error {
+	if name != "harness" || len(args) != 3 {
+		return fmt.Errorf("%s %q: want harness DIR VIGIL WORKROOT", name, args)
 	}
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
-
-func childMain(dir string) int {
-	p, err := LoadPlan(dir)
+	p, err := LoadPlan(args[0])
 	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 125
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = Run(ctx, Config{Plan: p, OutDir: dir, Resume: true, VigilBin: os.Getenv("VIGIL_BENCH_TEST_VIGIL"),
-		WorkRoot: os.Getenv("VIGIL_BENCH_TEST_WORKROOT"), Log: os.Stderr})
-	switch {
-	case errors.Is(err, ErrInterrupted):
-		return 130
-	case err != nil:
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 125
+	_, err = Run(ctx, Config{Plan: p, OutDir: args[0], Resume: true, VigilBin: args[1], WorkRoot: args[2], Log: os.Stderr})
+	if errors.Is(err, ErrInterrupted) {
+		return testenv.ExitCode(130)
 	}
-	return 0
-}
-
-var (
-	buildOnce sync.Once
-	buildDir  string
-	builtBin  string
-	buildErr  error
-)
-
-// vigilBinary builds cmd/vigil once per test binary run.
-func vigilBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "vigil-bench-test-bin-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "vigil")
-		out, err := exec.Command("go", "build", "-o", builtBin, "vigil/cmd/vigil").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New("go build vigil/cmd/vigil: " + err.Error() + ": " + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return err
 }
 
 // leftoverMemcgs lists per-sample memory cgroups of process pid still present.

@@ -30,7 +30,6 @@ type Options struct {
 	Warmup      int
 	Order       string
 	Seed        int64
-	SeedSet     bool // false: derive the seed from the clock
 	MaxReruns   int
 	// MaxForeignCPUs is the interference gate (0: off).
 	MaxForeignCPUs float64
@@ -43,6 +42,9 @@ type Options struct {
 	// Jaeger is the collector binary for collector arms ("": found by
 	// collector.FindJaeger).
 	Jaeger string
+	// Given marks the options set explicitly. Without GivenSeed the seed
+	// is derived from the clock.
+	Given Given
 }
 
 // NewPlan resolves opts into a plan for this host.
@@ -99,7 +101,7 @@ func NewPlan(opts Options, host wire.BenchHost, versions map[string]string) (wir
 	}
 	now := time.Now()
 	seed := opts.Seed
-	if !opts.SeedSet {
+	if opts.Given&GivenSeed == 0 {
 		// Positive and below 2^53 so it survives any JSON reader intact.
 		seed = now.UnixNano() & (1<<53 - 1)
 	}
@@ -126,41 +128,57 @@ func NewPlan(opts Options, host wire.BenchHost, versions map[string]string) (wir
 	}, nil
 }
 
-// ResumeConflicts compares the flags the user set explicitly (by flag name)
-// with the saved plan and names the first that disagrees.
-func ResumeConflicts(saved wire.Plan, fresh wire.Plan, changed []string) error {
-	for _, name := range changed {
-		var a, b any
-		switch name {
-		case "arms":
-			a, b = saved.Arms, fresh.Arms
-		case "cells", "cell":
-			a, b = saved.Cells, fresh.Cells
-		case "blocks":
-			a, b = saved.Blocks, fresh.Blocks
-		case "warmup":
-			a, b = saved.Warmup, fresh.Warmup
-		case "order":
-			a, b = saved.Order, fresh.Order
-		case "seed":
-			a, b = saved.Seed, fresh.Seed
-		case "max-reruns":
-			a, b = saved.MaxReruns, fresh.MaxReruns
-		case "shard":
-			a, b = saved.Shard, fresh.Shard
-		case "cpus":
-			a, b = saved.CPUs, fresh.CPUs
-		case "runner-cpus":
-			a, b = saved.RunnerCPUs, fresh.RunnerCPUs
-		case "max-foreign-cpus":
-			a, b = saved.MaxForeignCPUs, fresh.MaxForeignCPUs
-		case "command":
-			a, b = saved.Command, fresh.Command
-		default:
+// Given is a set of plan options, by the flag that sets each.
+type Given uint32
+
+// The options a user can set explicitly.
+const (
+	GivenArms Given = 1 << iota
+	GivenCells
+	GivenCustomCells
+	GivenBlocks
+	GivenWarmup
+	GivenOrder
+	GivenSeed
+	GivenMaxReruns
+	GivenShard
+	GivenCPUs
+	GivenRunnerCPUs
+	GivenMaxForeignCPUs
+	GivenCommand
+)
+
+// resumeChecked lists, for each option a resume must agree on, its flag
+// (for messages) and the plan field it sets.
+var resumeChecked = []struct {
+	given Given
+	flag  string
+	field func(p wire.Plan) any
+}{
+	{GivenArms, "arms", func(p wire.Plan) any { return p.Arms }},
+	{GivenCells, "cells", func(p wire.Plan) any { return p.Cells }},
+	{GivenCustomCells, "cell", func(p wire.Plan) any { return p.Cells }},
+	{GivenBlocks, "blocks", func(p wire.Plan) any { return p.Blocks }},
+	{GivenWarmup, "warmup", func(p wire.Plan) any { return p.Warmup }},
+	{GivenOrder, "order", func(p wire.Plan) any { return p.Order }},
+	{GivenSeed, "seed", func(p wire.Plan) any { return p.Seed }},
+	{GivenMaxReruns, "max-reruns", func(p wire.Plan) any { return p.MaxReruns }},
+	{GivenShard, "shard", func(p wire.Plan) any { return p.Shard }},
+	{GivenCPUs, "cpus", func(p wire.Plan) any { return p.CPUs }},
+	{GivenRunnerCPUs, "runner-cpus", func(p wire.Plan) any { return p.RunnerCPUs }},
+	{GivenMaxForeignCPUs, "max-foreign-cpus", func(p wire.Plan) any { return p.MaxForeignCPUs }},
+	{GivenCommand, "command", func(p wire.Plan) any { return p.Command }},
+}
+
+// ResumeConflicts compares the options the user set explicitly with the
+// saved plan and names the first that disagrees.
+func ResumeConflicts(saved wire.Plan, fresh wire.Plan, given Given) error {
+	for _, c := range resumeChecked {
+		if given&c.given == 0 {
 			continue
 		}
-		if !reflect.DeepEqual(a, b) {
-			return fmt.Errorf("--resume: --%s %v conflicts with the plan's %v; drop the flag or start a new --out", name, b, a)
+		if a, b := c.field(saved), c.field(fresh); !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("--resume: --%s %v conflicts with the plan's %v; drop the flag or start a new --out", c.flag, b, a)
 		}
 	}
 	return nil

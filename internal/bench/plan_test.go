@@ -142,7 +142,7 @@ func testPlan(t *testing.T, opts Options) wire.Plan {
 	if opts.Order == "" {
 		opts.Order = OrderRandom
 	}
-	opts.SeedSet = true
+	opts.Given |= GivenSeed
 	p, err := NewPlan(opts, HostInfo(), map[string]string{"vigil_bench": "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -172,18 +172,23 @@ func TestNewPlanRejectsBadFlags(t *testing.T) {
 func TestResumeConflicts(t *testing.T) {
 	saved := testPlan(t, Options{Seed: 1})
 	same := testPlan(t, Options{Seed: 1})
-	if err := ResumeConflicts(saved, same, []string{"arms", "cells", "blocks", "seed", "order", "out", "resume"}); err != nil {
+	if err := ResumeConflicts(saved, same, GivenArms|GivenCells|GivenBlocks|GivenSeed|GivenOrder); err != nil {
 		t.Fatalf("identical flags conflict: %v", err)
 	}
 	other := testPlan(t, Options{Seed: 2, Blocks: 5})
-	if err := ResumeConflicts(saved, other, []string{"arms"}); err != nil {
+	if err := ResumeConflicts(saved, other, GivenArms); err != nil {
 		t.Fatalf("unchanged flag reported: %v", err)
 	}
-	err := ResumeConflicts(saved, other, []string{"blocks"})
+	err := ResumeConflicts(saved, other, GivenBlocks)
 	if err == nil || !strings.Contains(err.Error(), "--blocks") {
 		t.Fatalf("blocks conflict not named: %v", err)
 	}
-	if err := ResumeConflicts(saved, other, []string{"seed"}); err == nil {
+	if err := ResumeConflicts(saved, other, GivenSeed); err == nil {
 		t.Fatal("seed conflict not reported")
+	}
+	// --cells and --cell both set the cells; the message names the flag given.
+	fewer := testPlan(t, Options{Seed: 1, Cells: []string{"control"}})
+	if err := ResumeConflicts(saved, fewer, GivenCustomCells); err == nil || !strings.Contains(err.Error(), "--cell [") {
+		t.Fatalf("--cell conflict: %v", err)
 	}
 }

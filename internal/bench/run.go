@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"vigil/internal/affinity"
+	"vigil/internal/atomicfile"
 	"vigil/internal/collector"
 	"vigil/internal/memcg"
 	"vigil/internal/wire"
@@ -375,11 +376,12 @@ func keep(p samplePaths, dst string) error {
 		}
 		target := filepath.Join(dst, filepath.Base(f))
 		if err := os.Rename(f, target); err != nil {
+			// Another file system: copy, so that a failure leaves no part.
 			data, rerr := os.ReadFile(f)
 			if rerr != nil {
 				return rerr
 			}
-			if err := os.WriteFile(target, data, 0o644); err != nil {
+			if err := atomicfile.Write(target, data); err != nil {
 				return err
 			}
 		}

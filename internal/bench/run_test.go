@@ -230,9 +230,9 @@ func interruptAndResume(t *testing.T, p wire.Plan, vigil string, after int) []wi
 		t.Fatal(err)
 	}
 	marker := fmt.Sprintf("VIGIL_BENCH_TEST_MARKER=%d", time.Now().UnixNano())
-	child := exec.Command(os.Args[0], "-test.run=^$")
 	workRoot := t.TempDir()
-	child.Env = append(os.Environ(), childEnv+"="+dir, "VIGIL_BENCH_TEST_VIGIL="+vigil, "VIGIL_BENCH_TEST_WORKROOT="+workRoot, marker)
+	child := testenv.HelperCommand(t, "harness", dir, vigil, workRoot)
+	child.Env = append(child.Env, marker)
 	var stderr bytes.Buffer
 	child.Stderr = &stderr
 	if err := child.Start(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/wire"
 )
 
@@ -24,7 +25,8 @@ type Store struct {
 func OpenStore(dir string) (st *Store, existing []wire.Sample, torn int, err error) {
 	path := filepath.Join(dir, SamplesFile)
 	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
+	created := os.IsNotExist(err)
+	if err != nil && !created {
 		return nil, nil, 0, err
 	}
 	existing, good, err := ParseSamples(data)
@@ -35,6 +37,13 @@ func OpenStore(dir string) (st *Store, existing []wire.Sample, torn int, err err
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	// A new file's name must be as durable as the lines synced into it.
+	if created {
+		if err := atomicfile.SyncDir(dir); err != nil {
+			f.Close()
+			return nil, nil, 0, err
+		}
 	}
 	if torn > 0 {
 		if err := f.Truncate(int64(good)); err != nil {

@@ -42,11 +42,9 @@ type ProbeStatus struct {
 // Timings are how long Open spent loading (verifier, CO-RE against kernel
 // BTF) and attaching the programs.
 type Timings struct {
-	// Tracefs is always zero: no probe needs tracefs.
-	Tracefs time.Duration
-	Load    time.Duration
-	Attach  time.Duration
-	Total   time.Duration
+	Load   time.Duration
+	Attach time.Duration
+	Total  time.Duration
 }
 
 // Capture is one loaded and attached set of programs with its own session
@@ -233,10 +231,6 @@ func (c *Capture) Timings() Timings { return c.timings }
 
 // SessionCgroupID is the cgroup id of Config.CgroupPath.
 func (c *Capture) SessionCgroupID() uint64 { return c.cgroupID }
-
-// MountedTracefs reports whether Open mounted tracefs itself. No probe
-// needs tracefs (raw tracepoints attach by name), so it is always false.
-func (c *Capture) MountedTracefs() bool { return false }
 
 // Close detaches the probes, stops the reader and frees every kernel
 // object. It is idempotent and safe after a failed Open.

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,30 +8,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"vigil/internal/cgroup"
+	"vigil/internal/testenv"
 )
 
-// The test binary doubles as the workload: with helperEnv set, TestMain
-// runs the named helper instead of the tests.
-const helperEnv = "VIGIL_CAPTURE_TEST_HELPER"
-
-func TestMain(m *testing.M) {
-	if mode := os.Getenv(helperEnv); mode != "" {
-		if err := runHelper(mode, os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "helper:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// The test binary doubles as the workload (helper).
+func TestMain(m *testing.M) { testenv.Main(m, runHelper) }
 
 func runHelper(mode string, args []string) error {
 	switch mode {
@@ -40,7 +28,7 @@ func runHelper(mode string, args []string) error {
 		var n, conc int
 		fmt.Sscan(args[2], &n)
 		fmt.Sscan(args[3], &conc)
-		return writeReadFiles(args[0], args[1], n, conc)
+		return testenv.WriteReadFiles(args[0], args[1], n, conc)
 	case "openloop": // PATH N: open and close PATH N times, print elapsed ns
 		var n int
 		fmt.Sscan(args[1], &n)
@@ -112,54 +100,15 @@ func runHelper(mode string, args []string) error {
 	return fmt.Errorf("unknown helper mode %q", mode)
 }
 
-func writeReadFiles(dir, prefix string, n, conc int) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, conc)
-	payload := bytes.Repeat([]byte("x"), 128)
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) {
-					return
-				}
-				p := filepath.Join(dir, fmt.Sprintf("%s%06d", prefix, i))
-				if err := os.WriteFile(p, payload, 0o600); err != nil {
-					errs <- err
-					return
-				}
-				if _, err := os.ReadFile(p); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
-}
-
 // cgroup2Mount finds the cgroup v2 mount point (/sys/fs/cgroup/unified on
 // hybrid hosts, /sys/fs/cgroup on pure v2 hosts).
 func cgroup2Mount(t testing.TB) string {
 	t.Helper()
-	data, err := os.ReadFile("/proc/self/mounts")
+	mnt, err := cgroup.FindV2Mount()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 3 && f[2] == "cgroup2" {
-			return f[1]
-		}
-	}
-	t.Fatal("no cgroup2 mount in /proc/self/mounts")
-	return ""
+	return mnt
 }
 
 var cgroupSeq atomic.Int64
@@ -246,7 +195,7 @@ func helper(t testing.TB, dir, mode string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := command(t, dir, self, args...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	cmd.Env = append(os.Environ(), testenv.HelperEnv(mode))
 	return cmd
 }
 

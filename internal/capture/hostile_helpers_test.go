@@ -34,7 +34,6 @@ var v2Helpers = map[string]func(args []string) error{
 	"cgroup-trip":   cgroupRoundTrip,
 	"nonutf8":       nonUTF8Names,
 	"bind-listen":   bindListen,
-	"thread-execve": threadExecve,
 	"sleep-outside": sleepOutside,
 	"open-nofollow": openNoFollow,
 }
@@ -510,31 +509,6 @@ func bindListen([]string) error {
 	}
 	fmt.Println(sa.(*unix.SockaddrInet4).Port)
 	return nil
-}
-
-// threadExecve: execve from a thread that is not the thread-group leader.
-// It runs from init, where the main goroutine holds the leader thread, so
-// the goroutine that calls exec is on another thread. The kernel gives
-// that thread the leader's id.
-func threadExecve([]string) error {
-	return fmt.Errorf("thread-execve runs from init")
-}
-
-func init() {
-	if os.Getenv(helperEnv) != "thread-execve" {
-		return
-	}
-	errc := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			errc <- fmt.Errorf("exec goroutine is on the leader thread")
-			return
-		}
-		errc <- unix.Exec("/bin/true", []string{"true"}, nil)
-	}()
-	fmt.Fprintln(os.Stderr, "helper:", <-errc)
-	os.Exit(1)
 }
 
 // sleepOutside OUTSIDE MARKER: moves to OUTSIDE and stays there, alive,

@@ -20,7 +20,6 @@ var (
 	ErrNoBPF       = errors.New("BPF unavailable")
 	ErrNoBTF       = errors.New("kernel BTF unavailable")
 	ErrNoRingBuf   = errors.New("BPF ring buffer unsupported")
-	ErrNoTracefs   = errors.New("tracefs unavailable") // no longer returned: no probe needs tracefs
 	ErrBadConfig   = errors.New("invalid capture configuration")
 	ErrNoCgroupFS  = errors.New("not a cgroup v2 directory")
 	ErrFinished    = errors.New("capture already finished")

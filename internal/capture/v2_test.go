@@ -498,7 +498,7 @@ func TestSymlinkResolved(t *testing.T) {
 // execve from a thread that is not the leader keeps the task balance: the
 // kernel hands the leader's id to the thread.
 func TestExecFromThread(t *testing.T) {
-	_, r, _ := runHelperIn(t, "thread-execve")
+	_, r, _ := runHelperIn(t, testenv.ExecFromThread)
 	for _, e := range eventsOf(r, wire.KindExec) {
 		if e.Exec.File.Path == "/usr/bin/true" && e.Exec.OldTID != 0 && e.Exec.OldTID != e.TID {
 			return

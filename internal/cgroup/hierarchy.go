@@ -89,18 +89,16 @@ var ErrNoV1 = errors.New("no cgroup v1 hierarchy carries it")
 // OwnV1Dir returns the calling process's own directory in the cgroup v1
 // hierarchy that carries controller.
 func OwnV1Dir(controller string) (string, error) {
-	mounts, err := ReadMounts("/proc/self/mountinfo")
+	mounts, members, err := ReadSelf()
 	if err != nil {
 		return "", err
 	}
-	members, err := ReadMemberships("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	return ownV1Dir(mounts, members, controller)
+	return V1Dir(mounts, members, controller)
 }
 
-func ownV1Dir(mounts []Mount, members map[string]string, controller string) (string, error) {
+// V1Dir is the directory, below its mount, of the cgroup v1 membership
+// whose hierarchy carries controller.
+func V1Dir(mounts []Mount, members map[string]string, controller string) (string, error) {
 	cgPath, found := "", false
 	for ctls, p := range members {
 		for _, c := range strings.Split(ctls, ",") {

@@ -39,14 +39,14 @@ func TestReadMounts(t *testing.T) {
 		{"cpuacct", "/sys/fs/cgroup/cpu,cpuacct/a", nil},
 		{"pids", "", ErrNoV1},
 	} {
-		got, err := ownV1Dir(ms, members, c.controller)
+		got, err := V1Dir(ms, members, c.controller)
 		if got != c.want || (c.err != nil) != (err != nil) || (c.err != nil && !errors.Is(err, c.err)) {
-			t.Errorf("ownV1Dir(%s) = %q, %v; want %q, %v", c.controller, got, err, c.want, c.err)
+			t.Errorf("V1Dir(%s) = %q, %v; want %q, %v", c.controller, got, err, c.want, c.err)
 		}
 	}
 	// A membership whose hierarchy is not mounted here is an error, not
 	// a guess.
-	if _, err := ownV1Dir(ms[2:], members, "memory"); err == nil || errors.Is(err, ErrNoV1) {
+	if _, err := V1Dir(ms[2:], members, "memory"); err == nil || errors.Is(err, ErrNoV1) {
 		t.Errorf("unmounted hierarchy: %v", err)
 	}
 }

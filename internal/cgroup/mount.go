@@ -1,42 +1,81 @@
 package cgroup
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
 // ErrNoV2 is returned when no cgroup2 file system is mounted.
-var ErrNoV2 = errors.New("no cgroup v2 file system is mounted (looked for a cgroup2 entry in /proc/self/mounts)")
+var ErrNoV2 = errors.New("no cgroup v2 file system is mounted (looked for a cgroup2 entry in /proc/self/mountinfo)")
 
 // FindV2Mount returns the mount point of the cgroup v2 hierarchy: typically
 // /sys/fs/cgroup on a pure v2 host, /sys/fs/cgroup/unified on a hybrid one.
 func FindV2Mount() (string, error) {
-	data, err := os.ReadFile("/proc/self/mounts")
+	mounts, err := ReadMounts("/proc/self/mountinfo")
 	if err != nil {
-		return "", fmt.Errorf("reading /proc/self/mounts: %w", err)
+		return "", err
 	}
-	return parseV2Mount(data)
+	m, err := V2Mount(mounts)
+	return m.Point, err
 }
 
-// parseV2Mount picks the first cgroup2 entry of a mounts table.
-func parseV2Mount(data []byte) (string, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 3 && f[2] == "cgroup2" {
-			return unescapeMount(f[1]), nil
+// V2Mount picks the cgroup2 entry of a mount table (the first, should the
+// hierarchy be mounted more than once).
+func V2Mount(mounts []Mount) (Mount, error) {
+	for _, m := range mounts {
+		if m.FSType == "cgroup2" {
+			return m, nil
 		}
 	}
-	return "", ErrNoV2
+	return Mount{}, ErrNoV2
+}
+
+// SelfDir returns the directory of the calling process's own v2 cgroup:
+// the parent under which sessions are created.
+func SelfDir() (string, error) {
+	mounts, members, err := ReadSelf()
+	if err != nil {
+		return "", err
+	}
+	return V2Dir(mounts, members)
+}
+
+// ReadSelf returns the calling process's mount table (its cgroup entries)
+// and cgroup memberships.
+func ReadSelf() ([]Mount, map[string]string, error) {
+	mounts, err := ReadMounts("/proc/self/mountinfo")
+	if err != nil {
+		return nil, nil, err
+	}
+	members, err := ReadMemberships("/proc/self/cgroup")
+	if err != nil {
+		return nil, nil, err
+	}
+	return mounts, members, nil
+}
+
+// V2Dir is the directory of the cgroup v2 membership ("0::" line of
+// /proc/PID/cgroup) below the v2 mount.
+func V2Dir(mounts []Mount, members map[string]string) (string, error) {
+	cgPath, ok := members[""]
+	if !ok {
+		return "", errors.New("the process is in no cgroup v2 (no 0:: entry in /proc/self/cgroup)")
+	}
+	// A path suffixed " (deleted)" means the process's cgroup was removed
+	// under it; nothing can be created below it.
+	if strings.HasSuffix(cgPath, " (deleted)") {
+		return "", fmt.Errorf("own cgroup v2 %q has been deleted", cgPath)
+	}
+	m, err := V2Mount(mounts)
+	if err != nil {
+		return "", err
+	}
+	return m.Dir(cgPath), nil
 }
 
 // unescapeMount undoes the octal escaping of spaces, tabs, newlines and
-// backslashes that the kernel applies to mount points.
+// backslashes that the kernel applies to mountinfo fields.
 func unescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
@@ -51,45 +90,6 @@ func unescapeMount(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// SelfPath returns the calling process's cgroup v2 path relative to the v2
-// mount (e.g. "/" or "/user.slice/session-1.scope"), from the "0::" line of
-// /proc/self/cgroup.
-func SelfPath() (string, error) {
-	data, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", fmt.Errorf("reading /proc/self/cgroup: %w", err)
-	}
-	return parseSelfPath(data)
-}
-
-func parseSelfPath(data []byte) (string, error) {
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "0::"); ok {
-			// A path suffixed " (deleted)" means our own cgroup was removed
-			// under us; a session cannot be created below it.
-			if strings.HasSuffix(rest, " (deleted)") {
-				return "", fmt.Errorf("own cgroup v2 %q has been deleted", rest)
-			}
-			return rest, nil
-		}
-	}
-	return "", errors.New("/proc/self/cgroup has no cgroup v2 (0::) entry")
-}
-
-// SelfDir returns the directory of the calling process's own v2 cgroup:
-// the parent under which sessions are created.
-func SelfDir() (string, error) {
-	mnt, err := FindV2Mount()
-	if err != nil {
-		return "", err
-	}
-	rel, err := SelfPath()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(mnt, filepath.FromSlash(rel)), nil
 }
 
 func isOctal(o string) bool {

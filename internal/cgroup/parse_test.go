@@ -1,29 +1,53 @@
 package cgroup
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
-func TestParseV2Mount(t *testing.T) {
-	hybrid := "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n"
-	if got, err := parseV2Mount([]byte(hybrid)); err != nil || got != "/sys/fs/cgroup/unified" {
-		t.Fatalf("hybrid: got %q, %v", got, err)
-	}
-	if got, _ := parseV2Mount([]byte(`cgroup2 /mnt/a\040b cgroup2 rw 0 0`)); got != "/mnt/a b" {
-		t.Fatalf("escaped mount point: got %q", got)
-	}
-	if _, err := parseV2Mount([]byte("cgroup /sys/fs/cgroup/memory cgroup rw 0 0\n")); err != ErrNoV2 {
-		t.Fatalf("v1 only: want ErrNoV2, got %v", err)
-	}
-}
-
-func TestParseSelfPath(t *testing.T) {
-	if got, err := parseSelfPath([]byte("4:memory:/x\n0::/user.slice/a.scope\n")); err != nil || got != "/user.slice/a.scope" {
-		t.Fatalf("got %q, %v", got, err)
-	}
-	if _, err := parseSelfPath([]byte("4:memory:/x\n")); err == nil {
-		t.Fatal("no 0:: line: want error")
-	}
-	if _, err := parseSelfPath([]byte("0::/gone (deleted)\n")); err == nil {
-		t.Fatal("deleted cgroup: want error")
+// TestV2Dir: the own v2 directory comes from the one mount-table parser on
+// pure v2 and hybrid hosts, escapes undone, and refuses what has none.
+func TestV2Dir(t *testing.T) {
+	const (
+		pure   = "25 1 0:23 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n"
+		hybrid = "30 22 0:27 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n" +
+			"34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n" +
+			"40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+		escaped = "41 31 0:38 / /mnt/a\\040b rw - cgroup2 cgroup2 rw\n"
+		nsRoot  = "41 31 0:38 /ns /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+		v1Only  = "34 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+	)
+	for _, c := range []struct {
+		name, mountinfo, cgroup, want, err string
+	}{
+		{"pure v2", pure, "0::/user.slice/a.scope\n", "/sys/fs/cgroup/user.slice/a.scope", ""},
+		{"hybrid", hybrid, "4:memory:/x\n0::/\n", "/sys/fs/cgroup/unified", ""},
+		{"escaped mount point", escaped, "0::/s\n", "/mnt/a b/s", ""},
+		{"cgroup namespace root", nsRoot, "0::/ns/s\n", "/sys/fs/cgroup/s", ""},
+		{"no v2 mount", v1Only, "4:memory:/x\n0::/\n", "", "no cgroup v2 file system"},
+		{"no v2 membership", pure, "4:memory:/x\n", "", "no 0:: entry"},
+		{"deleted", pure, "0::/gone (deleted)\n", "", "has been deleted"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mi, cg := filepath.Join(dir, "mountinfo"), filepath.Join(dir, "cgroup")
+			os.WriteFile(mi, []byte(c.mountinfo), 0o600)
+			os.WriteFile(cg, []byte(c.cgroup), 0o600)
+			mounts, err := ReadMounts(mi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			members, err := ReadMemberships(cg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := V2Dir(mounts, members)
+			if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+				t.Fatalf("V2Dir = %q, %v; want %q, error %q", got, err, c.want, c.err)
+			}
+		})
 	}
 }
 

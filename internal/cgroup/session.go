@@ -108,7 +108,7 @@ func (s *Session) Populated() (bool, error) {
 // WaitEmpty blocks until no live task is left in the session (or below
 // it), the deadline passes (ErrTimeout; zero means no deadline) or ctx ends.
 func (s *Session) WaitEmpty(ctx context.Context, deadline time.Time) error {
-	return waitEvent(ctx, s.dir, "populated", "0", deadline)
+	return WaitEmpty(ctx, s.dir, deadline)
 }
 
 // Procs lists the processes in the session and all of its sub-cgroups.
@@ -146,7 +146,7 @@ func (s *Session) Remove(ctx context.Context) error {
 		return nil
 	}
 	if pop, err := s.Populated(); err == nil && pop {
-		if _, err := killTree(ctx, s.dir, KillTimeout); err != nil {
+		if _, err := KillAll(ctx, s.dir, KillTimeout); err != nil {
 			return err
 		}
 	}

@@ -198,7 +198,7 @@ func TestCleanStale(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(staleDir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killTree(context.Background(), staleDir, KillTimeout); removeTree(staleDir) })
+	t.Cleanup(func() { KillAll(context.Background(), staleDir, KillTimeout); removeTree(staleDir) })
 	fd, err := os.Open(filepath.Join(staleDir, "sub"))
 	if err != nil {
 		t.Fatal(err)

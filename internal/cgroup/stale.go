@@ -49,7 +49,7 @@ func CleanStale(ctx context.Context, parent string) (StaleReport, error) {
 		if lock == nil {
 			continue
 		}
-		n, err := killTree(ctx, dir, KillTimeout)
+		killed, err := KillAll(ctx, dir, KillTimeout)
 		if err == nil {
 			err = removeTree(dir)
 		}
@@ -61,7 +61,7 @@ func CleanStale(ctx context.Context, parent string) (StaleReport, error) {
 			return rep, fmt.Errorf("stale session %s: %w", e.Name(), err)
 		}
 		rep.Sessions++
-		rep.Killed += n
+		rep.Killed += len(killed)
 		rep.Names = append(rep.Names, e.Name())
 	}
 	return rep, nil

@@ -1,6 +1,7 @@
 package memcg
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
 	"vigil/internal/cgroup"
 )
 
@@ -80,67 +82,30 @@ func (g *Group) Peak() (int64, error) {
 	return v, nil
 }
 
-// Procs lists the processes in the group.
-func (g *Group) Procs() ([]int, error) { return cgroup.Procs(g.Dir) }
+// Procs lists the processes in the group and any cgroup below it (a
+// workload such as vigil record may create its own there).
+func (g *Group) Procs() ([]int, error) { return cgroup.TreeProcs(g.Dir) }
 
-// WaitEmpty polls until the group has no processes or timeout passes, and
-// reports whether it emptied, with every pid it saw in the group. Exiting
-// descendants leave the group within moments of their parent; this only
-// waits for that, it is not a delay.
+// WaitEmpty waits until the group has no processes or timeout passes, and
+// reports whether it emptied, with the pids that were in it when the wait
+// began. Exiting descendants leave the group within moments of their
+// parent; this only waits for that, it is not a delay.
 func (g *Group) WaitEmpty(timeout time.Duration) (bool, []int) {
-	deadline := time.Now().Add(timeout)
-	seen := map[int]bool{}
-	for {
-		procs, err := g.Procs()
-		for _, p := range procs {
-			seen[p] = true
-		}
-		if err != nil || len(procs) == 0 || time.Now().After(deadline) {
-			return err == nil && len(procs) == 0, keys(seen)
-		}
-		time.Sleep(2 * time.Millisecond)
+	seen, err := g.Procs()
+	if err != nil {
+		return false, nil
 	}
+	if len(seen) == 0 {
+		return true, nil
+	}
+	err = cgroup.WaitEmpty(context.Background(), g.Dir, time.Now().Add(timeout))
+	return err == nil, seen
 }
 
-func keys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
-// Kill SIGKILLs every process in the group until it is empty, and returns
-// the distinct processes it signalled. Processes forked while it runs are
-// caught by the next pass.
+// Kill kills every process in the group until it is empty (cgroup.KillAll),
+// and returns the distinct processes it killed.
 func (g *Group) Kill() ([]int, error) {
-	seen := map[int]bool{}
-	if g.mode == V2 {
-		if err := os.WriteFile(filepath.Join(g.Dir, "cgroup.kill"), []byte("1"), 0); err == nil {
-			procs, _ := g.Procs()
-			for _, p := range procs {
-				seen[p] = true
-			}
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		procs, err := g.Procs()
-		if err != nil {
-			return keys(seen), err
-		}
-		if len(procs) == 0 {
-			return keys(seen), nil
-		}
-		if time.Now().After(deadline) {
-			return keys(seen), fmt.Errorf("memory cgroup %s still has %d processes after SIGKILL", g.Dir, len(procs))
-		}
-		for _, p := range procs {
-			seen[p] = true
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return cgroup.KillAll(context.Background(), g.Dir, cgroup.KillTimeout)
 }
 
 // Remove deletes the group. It must be empty; a group whose last process

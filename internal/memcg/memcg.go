@@ -12,7 +12,6 @@
 package memcg
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,82 +85,57 @@ func (c *Controller) Source() string {
 // Detect finds a usable memory cgroup for the current process. It never
 // fails: when nothing is usable the Controller has mode None and a Reason.
 func Detect() *Controller {
-	mounts, err := cgroup.ReadMounts("/proc/self/mountinfo")
-	if err != nil {
-		return &Controller{reason: err.Error()}
-	}
-	memberships, err := cgroup.ReadMemberships("/proc/self/cgroup")
+	mounts, memberships, err := cgroup.ReadSelf()
 	if err != nil {
 		return &Controller{reason: err.Error()}
 	}
 	var reasons []string
-	if dir, err := v2Parent(mounts, memberships); err == nil {
-		if err = writable(dir); err == nil {
-			return &Controller{mode: V2, parent: dir}
+	for _, try := range []struct {
+		mode   Mode
+		label  string
+		parent func([]cgroup.Mount, map[string]string) (string, error)
+	}{{V2, "v2", v2Parent}, {V1, "v1", v1Parent}} {
+		dir, err := try.parent(mounts, memberships)
+		if err == nil {
+			err = writable(dir)
 		}
-		reasons = append(reasons, "v2: "+err.Error())
-	} else {
-		reasons = append(reasons, "v2: "+err.Error())
-	}
-	if dir, err := v1Parent(mounts, memberships); err == nil {
-		if err = writable(dir); err == nil {
-			return &Controller{mode: V1, parent: dir}
+		if err == nil {
+			return &Controller{mode: try.mode, parent: dir}
 		}
-		reasons = append(reasons, "v1: "+err.Error())
-	} else {
-		reasons = append(reasons, "v1: "+err.Error())
+		reasons = append(reasons, try.label+": "+err.Error())
 	}
 	return &Controller{reason: strings.Join(reasons, "; ")}
 }
 
 func v2Parent(mounts []cgroup.Mount, memberships map[string]string) (string, error) {
-	cgPath, ok := memberships[""]
-	if !ok {
-		return "", errors.New("process is not in a cgroup v2 hierarchy")
+	dir, err := cgroup.V2Dir(mounts, memberships)
+	if err != nil {
+		return "", err
 	}
-	for _, m := range mounts {
-		if m.FSType != "cgroup2" {
-			continue
-		}
-		dir := m.Dir(cgPath)
-		// Children of our own cgroup get the memory controller only if our
-		// subtree_control enables it.
-		if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && hasWord(string(ctl), "memory") {
-			return dir, nil
-		}
-		// Otherwise siblings do, when our own cgroup has it (the parent
-		// enables it for its children). vigil never changes a cgroup's
-		// controller configuration itself.
-		if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil && hasWord(string(ctl), "memory") && filepath.Clean(dir) != filepath.Clean(m.Point) {
-			return filepath.Dir(dir), nil
-		}
-		return "", fmt.Errorf("memory controller not available to children of %s", dir)
+	// Children of our own cgroup get the memory controller only if our
+	// subtree_control enables it.
+	if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && hasWord(string(ctl), "memory") {
+		return dir, nil
 	}
-	return "", errors.New("no cgroup2 mount")
+	// Otherwise siblings do, when our own cgroup has it (the parent
+	// enables it for its children) and is not the root. vigil never
+	// changes a cgroup's controller configuration itself.
+	m, _ := cgroup.V2Mount(mounts)
+	if ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers")); err == nil && hasWord(string(ctl), "memory") && filepath.Clean(dir) != filepath.Clean(m.Point) {
+		return filepath.Dir(dir), nil
+	}
+	return "", fmt.Errorf("memory controller not available to children of %s", dir)
 }
 
 func v1Parent(mounts []cgroup.Mount, memberships map[string]string) (string, error) {
-	var cgPath string
-	found := false
-	for ctls, p := range memberships {
-		if hasWord(strings.ReplaceAll(ctls, ",", " "), "memory") {
-			cgPath, found = p, true
-		}
+	dir, err := cgroup.V1Dir(mounts, memberships, "memory")
+	if err != nil {
+		return "", err
 	}
-	if !found {
-		return "", errors.New("process is not in a v1 memory hierarchy")
+	if _, err := os.Stat(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
+		return "", fmt.Errorf("%s has no memory.max_usage_in_bytes", dir)
 	}
-	for _, m := range mounts {
-		if !m.Has("memory") {
-			continue
-		}
-		dir := m.Dir(cgPath)
-		if _, err := os.Stat(filepath.Join(dir, "memory.max_usage_in_bytes")); err != nil {
-			return "", fmt.Errorf("%s has no memory.max_usage_in_bytes", dir)
-		}
-		return dir, nil
-	}
-	return "", errors.New("no v1 memory mount")
+	return dir, nil
 }
 
 // writable reports whether cgroups can be created in dir (typically only

@@ -1,6 +1,8 @@
 package memcg
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,30 +14,40 @@ import (
 	"vigil/internal/testenv"
 )
 
-// The test binary doubles as a workload that allocates.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__alloc":
-			mb, _ := strconv.Atoi(os.Args[2])
-			buf := make([]byte, mb<<20)
-			for i := 0; i < len(buf); i += 4096 {
-				buf[i] = 1 // touch every page so it is charged
+// The test binary doubles as a workload that allocates: "alloc MB
+// [MARKER]" touches MB MiB and, with MARKER, holds it until MARKER.go
+// exists, having created MARKER.ready.
+func TestMain(m *testing.M) { testenv.Main(m, alloc) }
+
+func alloc(name string, args []string) error {
+	if name != "alloc" || len(args) < 1 {
+		return fmt.Errorf("%s %q: want alloc MB [MARKER]", name, args)
+	}
+	mb, err := strconv.Atoi(args[0])
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, mb<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1 // touch every page so it is charged
+	}
+	if len(args) > 1 {
+		// Hold the memory: announce readiness, wait for release.
+		if err := os.WriteFile(args[1]+".ready", nil, 0o644); err != nil {
+			return err
+		}
+		for {
+			if _, err := os.Stat(args[1] + ".go"); err == nil {
+				break
 			}
-			if len(os.Args) > 3 {
-				// Hold the memory: announce readiness, wait for release.
-				os.WriteFile(os.Args[3]+".ready", nil, 0o644)
-				for {
-					if _, err := os.Stat(os.Args[3] + ".go"); err == nil {
-						break
-					}
-					time.Sleep(time.Millisecond)
-				}
-			}
-			os.Exit(int(buf[len(buf)/2]) - 1)
+			time.Sleep(time.Millisecond)
 		}
 	}
-	os.Exit(m.Run())
+	// Reading the buffer keeps it alive until here.
+	if buf[len(buf)/2] != 1 {
+		return errors.New("memory not touched")
+	}
+	return nil
 }
 
 func controller(t *testing.T) *Controller {
@@ -63,6 +75,7 @@ func runIn(t *testing.T, c *Controller, args ...string) int64 {
 		}
 	}()
 	cmd := inGroup(g, args...)
+	cmd.Env = append(os.Environ(), testenv.HelperEnv("alloc"))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v: %v", args, err)
@@ -76,8 +89,8 @@ func runIn(t *testing.T, c *Controller, args ...string) int64 {
 
 func TestPeakGrowsWithAllocation(t *testing.T) {
 	c := controller(t)
-	small := runIn(t, c, os.Args[0], "__alloc", "1")
-	big := runIn(t, c, os.Args[0], "__alloc", "96")
+	small := runIn(t, c, os.Args[0], "1")
+	big := runIn(t, c, os.Args[0], "96")
 	t.Logf("%s peak: 1 MiB child %d bytes, 96 MiB child %d bytes", c.Source(), small, big)
 	if small <= 0 {
 		t.Fatalf("peak of a running child is %d", small)
@@ -92,7 +105,7 @@ func TestPeakGrowsWithAllocation(t *testing.T) {
 func TestPeakCoversDescendants(t *testing.T) {
 	c := controller(t)
 	d := t.TempDir()
-	script := `"$0" __alloc 48 "$1/a" & "$0" __alloc 48 "$1/b" &
+	script := `"$0" 48 "$1/a" & "$0" 48 "$1/b" &
 until [ -e "$1/a.ready" ] && [ -e "$1/b.ready" ]; do sleep 0.01; done
 touch "$1/a.go" "$1/b.go"; wait`
 	peak := runIn(t, c, "/bin/sh", "-c", script, os.Args[0], d)

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
 )
@@ -69,7 +71,8 @@ func readSDKLog(path, runID string) ([]wire.SDK, []string, error) {
 }
 
 // writeArchive writes the bundle next to its destination and renames it
-// into place, so the archive path only ever holds a complete archive.
+// into place, so the archive path only ever holds a complete archive (the
+// writer may be any ArchiveWriter, atomic or not).
 func (r *run) writeArchive(b *evidence.Bundle) error {
 	write := r.o.WriteArchive
 	if write == nil {
@@ -78,9 +81,10 @@ func (r *run) writeArchive(b *evidence.Bundle) error {
 	dst := r.o.ArchivePath
 	r.archiveTmp = archiveTempName(dst, os.Getpid(), r.o.RunID)
 	if err := write(r.archiveTmp, b); err != nil {
-		return fail("writing archive %s: %v", dst, err)
+		// Name the destination, not the temporary name it was written under.
+		return fail("writing archive %s: %s", dst, strings.TrimPrefix(err.Error(), r.archiveTmp+": "))
 	}
-	if err := os.Rename(r.archiveTmp, dst); err != nil {
+	if err := atomicfile.Rename(r.archiveTmp, dst); err != nil {
 		return fail("writing archive %s: %v", dst, err)
 	}
 	r.archiveTmp = ""
@@ -93,24 +97,7 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(data, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 // archiveTempName is where the archive for dst is written before the

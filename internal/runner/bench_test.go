@@ -2,10 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,7 +40,7 @@ func runPair(b *testing.B, n int, argv, env []string) pairResult {
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Env = env
 		p.bare += timeRun(b, c)
-		c = exec.Command(vigilBin, append([]string{"record", "-q", "--archive", arc, "--"}, argv...)...)
+		c = exec.Command(testenv.Vigil(b), append([]string{"record", "-q", "--archive", arc, "--"}, argv...)...)
 		c.Env = env
 		p.rec += timeRun(b, c)
 	}
@@ -84,13 +84,12 @@ func BenchmarkRecordFiles10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	testenv.RequireRoot(b)
-	env := func(n int) []string {
-		return append(os.Environ(), fmt.Sprintf("%s=files:%d:4:%s", helperEnv, n, dir))
-	}
+	env := append(os.Environ(), testenv.HelperEnv("files"))
+	files := func(n int) []string { return []string{self, strconv.Itoa(n), "4", dir} }
 	// The same program writing no files gives the fixed cost; the
 	// difference is what the 20,000 opens added.
-	full := runPair(b, b.N, []string{self}, env(10000))
-	empty := runPair(b, b.N, []string{self}, env(0))
+	full := runPair(b, b.N, files(10000), env)
+	empty := runPair(b, b.N, files(0), env)
 	full.report(b)
 	perEvent := float64((full.rec-full.bare)-(empty.rec-empty.bare)) / float64(full.events-empty.events)
 	b.ReportMetric(float64(empty.rec-empty.bare)/1e6, "fixed-ms/op")

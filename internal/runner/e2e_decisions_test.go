@@ -24,7 +24,7 @@ var agentPolicy, _ = filepath.Abs("../../examples/agent-workspace.policy.yaml")
 func recordAgent(t *testing.T, dir, name string, knobs []string, tail string) string {
 	t.Helper()
 	arc := filepath.Join(dir, name+".tar.gz")
-	agent := append([]string{vigilBin, "agent"}, knobs...)
+	agent := append([]string{testenv.Vigil(t), "agent"}, knobs...)
 	args := []string{"record", "--archive", arc, "--"}
 	if tail == "" {
 		args = append(args, agent...)

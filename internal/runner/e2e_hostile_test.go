@@ -130,7 +130,7 @@ func TestE2EHostileWorkloads(t *testing.T) {
 				argv = append(append([]string{}, argv...), comps...)
 			}
 			args := append(append([]string{"record", "--archive", arc}, c.flags...), "--")
-			cmd := exec.Command(vigilBin, append(args, argv...)...)
+			cmd := exec.Command(testenv.Vigil(t), append(args, argv...)...)
 			cmd.Dir = dir
 			if strings.HasPrefix(c.name, "huge") {
 				// Each string at most MAX_ARG_STRLEN (128 KiB).

@@ -3,8 +3,6 @@ package runner
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,32 +11,11 @@ import (
 
 	"vigil/internal/archive"
 	"vigil/internal/evidence"
+	"vigil/internal/testenv"
 )
 
-// vigilBin is the vigil binary built once for the end-to-end tests.
-var vigilBin string
-
-func TestMain(m *testing.M) {
-	runHelper()
-	dir, err := os.MkdirTemp("", "vigil-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// World-readable, so the unprivileged test can run it.
-	os.Chmod(dir, 0o755)
-	vigilBin = filepath.Join(dir, "vigil")
-	build := exec.Command("go", "build", "-o", vigilBin, "vigil/cmd/vigil")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building vigil:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// The test binary doubles as a workload (runHelper).
+func TestMain(m *testing.M) { testenv.Main(m, runHelper) }
 
 // result is one finished vigil invocation.
 type result struct {
@@ -50,7 +27,7 @@ type result struct {
 // runVigil runs the vigil binary in dir with args and waits for it.
 func runVigil(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(vigilBin, args...)
+	cmd := exec.Command(testenv.Vigil(t), args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -83,7 +83,7 @@ func TestE2EJaeger(t *testing.T) {
 	dir := t.TempDir()
 	arch := filepath.Join(dir, "run.tar.gz")
 	r := runVigil(t, dir, "record", "--archive", arch, "--otlp-endpoint", j.OTLPEndpoint, "--",
-		vigilBin, "agent", "--otlp-endpoint", j.OTLPEndpoint+"/v1/traces", "--kernel-events", "20", "--work-dir", filepath.Join(dir, "w"))
+		testenv.Vigil(t), "agent", "--otlp-endpoint", j.OTLPEndpoint+"/v1/traces", "--kernel-events", "20", "--work-dir", filepath.Join(dir, "w"))
 	if r.code != 0 {
 		t.Fatalf("record: exit %d: %s", r.code, r.stderr)
 	}

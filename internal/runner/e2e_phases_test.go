@@ -51,7 +51,7 @@ func signalInPhase(t *testing.T, phase string, sig syscall.Signal) {
 	if phase == "child_runtime" {
 		script += `; exec sleep 60`
 	}
-	cmd := exec.Command(vigilBin, "record", "-q", "--run-id", runID, "--archive", arc, "--", "sh", "-c", script, pidFile)
+	cmd := exec.Command(testenv.Vigil(t), "record", "-q", "--run-id", runID, "--archive", arc, "--", "sh", "-c", script, pidFile)
 	cmd.Env = append(os.Environ(), HoldPhaseEnv+"="+phase, HoldFIFOEnv+"="+fifo)
 	// A file, not a pipe: the command inherits vigil's stderr, and Wait
 	// would otherwise wait for every holder of the pipe, not for vigil.

@@ -88,7 +88,7 @@ func TestE2EPrivileges(t *testing.T) {
 			if c.caps != "" {
 				priv = append(priv, "--inh-caps="+c.caps, "--ambient-caps="+c.caps)
 			}
-			args := append(priv, vigilBin, "record", "--archive", arc)
+			args := append(priv, testenv.Vigil(t), "record", "--archive", arc)
 			args = append(append(args, c.extra...), "--", "cat", "/etc/hostname")
 			// The shell moves itself into the cgroup first, as a login
 			// into a delegated unit would be.
@@ -153,7 +153,7 @@ func TestE2EUser(t *testing.T) {
 	}
 
 	agent := filepath.Join(dir, "agent.tar.gz")
-	if r := runVigil(t, dir, "record", "--archive", agent, "--user", "65534:65534", "--", vigilBin, "agent"); r.code != 0 {
+	if r := runVigil(t, dir, "record", "--archive", agent, "--user", "65534:65534", "--", testenv.Vigil(t), "agent"); r.code != 0 {
 		t.Fatalf("agent as nobody: exit %d: %s", r.code, r.stderr)
 	}
 	ab := verifyAndRead(t, agent)

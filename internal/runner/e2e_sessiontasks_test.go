@@ -116,8 +116,8 @@ func TestE2ECleanRunsBalanceTasks(t *testing.T) {
 		cmd []string
 	}{
 		{"e2etasksh", []string{"sh", "-c", "ls / | sort | wc -l > /dev/null; (sleep 0.05 &); wait"}},
-		{"e2etaskagent", []string{vigilBin, "agent", "--kernel-events", "100", "--concurrency", "4"}},
-		{"e2etaskexec", []string{"env", helperEnv + "=exec-from-thread", self}},
+		{"e2etaskagent", []string{testenv.Vigil(t), "agent", "--kernel-events", "100", "--concurrency", "4"}},
+		{"e2etaskexec", []string{"env", testenv.HelperEnv(testenv.ExecFromThread), self}},
 	}
 	for _, run := range runs {
 		t.Run(run.id, func(t *testing.T) {

@@ -196,7 +196,7 @@ func TestE2EConcurrentRunsIsolated(t *testing.T) {
 	os.WriteFile(m1, nil, 0o644)
 	os.WriteFile(m2, nil, 0o644)
 	start := func(id, script string) *exec.Cmd {
-		cmd := exec.Command(vigilBin, "record", "-q", "--run-id", id, "--archive", filepath.Join(dir, id+".tar.gz"),
+		cmd := exec.Command(testenv.Vigil(t), "record", "-q", "--run-id", id, "--archive", filepath.Join(dir, id+".tar.gz"),
 			"--", "sh", "-c", script)
 		cmd.Dir = dir
 		if err := cmd.Start(); err != nil {
@@ -333,7 +333,7 @@ func TestE2EForwardsSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	arc := filepath.Join(dir, "a.tar.gz")
-	cmd := exec.Command(vigilBin, "record", "-q", "--run-id", "e2esigfwd", "--archive", arc, "--",
+	cmd := exec.Command(testenv.Vigil(t), "record", "-q", "--run-id", "e2esigfwd", "--archive", arc, "--",
 		"sh", "-c", `echo up > "$0"; exec sleep 60`, ready)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -361,7 +361,7 @@ func TestE2ENestedRecord(t *testing.T) {
 	dir := t.TempDir()
 	outer, inner := filepath.Join(dir, "outer.tar.gz"), filepath.Join(dir, "inner.tar.gz")
 	r := runVigil(t, dir, "record", "-q", "--run-id", "e2eouter", "--archive", outer, "--",
-		vigilBin, "record", "-q", "--run-id", "e2einner", "--archive", inner, "--", "sh", "-c", "cat /etc/hostname > /dev/null")
+		testenv.Vigil(t), "record", "-q", "--run-id", "e2einner", "--archive", inner, "--", "sh", "-c", "cat /etc/hostname > /dev/null")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -30,7 +30,7 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := []string{"record", "--run-id", "e2etinyring", "--ring-size", "4096", "--archive", arc, "--", "env",
-		helperEnv + "=files:3000:2:" + work, self}
+		testenv.HelperEnv("files"), self, "3000", "2", work}
 	r := runVigil(t, dir, cmd...)
 	if r.code != 0 {
 		t.Fatalf("exit %d, want the workload's 0; stderr: %s", r.code, r.stderr)

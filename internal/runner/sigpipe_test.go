@@ -24,7 +24,7 @@ func TestE2EClosedStderr(t *testing.T) {
 	}
 	r.Close()
 	defer w.Close()
-	cmd := exec.Command(vigilBin, "record", "--run-id", "e2eclosedstderr", "--grace", "0", "--archive", arc, "--",
+	cmd := exec.Command(testenv.Vigil(t), "record", "--run-id", "e2eclosedstderr", "--grace", "0", "--archive", arc, "--",
 		"sh", "-c", "(setsid sleep 60 > /dev/null 2>&1 &); exit 3")
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = w, w

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"vigil/internal/atomicfile"
 )
 
 // otlpFileExporter writes the OTLP file format: one TracesData object per
@@ -18,7 +20,7 @@ import (
 // export batch. The pdata library does the encoding.
 type otlpFileExporter struct {
 	mu      sync.Mutex
-	w       *atomicFile
+	w       *atomicfile.File
 	spans   int
 	lines   int
 	bytes   int64
@@ -26,7 +28,7 @@ type otlpFileExporter struct {
 	err     error // first write error: the batch processor only logs it
 }
 
-func newOTLPFileExporter(w *atomicFile) *otlpFileExporter { return &otlpFileExporter{w: w} }
+func newOTLPFileExporter(w *atomicfile.File) *otlpFileExporter { return &otlpFileExporter{w: w} }
 
 var errExporterStopped = errors.New("otlp file exporter: export after shutdown")
 

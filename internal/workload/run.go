@@ -16,11 +16,17 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/wire"
 )
 
 // userPrompt is the scripted conversation's opening message.
 const userPrompt = "Write a short plan to notes/plan.md, read it back, and confirm its checksum."
+
+// MeasuredOutput is how the agent writes --trace-out and --result-out:
+// atomically, but unsynced, because vigil bench times the whole agent
+// process and a sync would charge disk latency to the arm being measured.
+var MeasuredOutput = atomicfile.Options{Unsynced: true}
 
 // flushTimeout bounds the SDK's final flush (file and OTLP export).
 const flushTimeout = 30 * time.Second
@@ -76,7 +82,7 @@ type session struct {
 	res        wire.AgentResult
 	start      time.Time
 	otelOn     bool
-	traceFile  *atomicFile
+	traceFile  *atomicfile.File
 	log        *sdkLog
 	tr         *tracing
 	inject     bool
@@ -121,7 +127,7 @@ func setup(ctx context.Context, cfg *Config) (s *session, err error) {
 	if cfg.TraceOut != "" {
 		if !s.otelOn {
 			s.res.Warnings = append(s.res.Warnings, "--trace-out "+cfg.TraceOut+" not written: tracing is off ("+s.res.OTelDisabledBy+")")
-		} else if s.traceFile, err = createAtomic(cfg.TraceOut); err != nil {
+		} else if s.traceFile, err = atomicfile.Open(cfg.TraceOut, MeasuredOutput); err != nil {
 			return s, &ConfigError{Flag: "--trace-out", Msg: fmt.Sprintf("cannot create a file in %s: %v", filepath.Dir(cfg.TraceOut), errors.Unwrap(err))}
 		}
 	}
@@ -462,7 +468,7 @@ func (s *session) flush() error {
 			errs = append(errs, fmt.Errorf("--trace-out %s: %d of %d ended spans were not written", s.cfg.TraceOut, rs.ended-spans, rs.ended))
 		}
 		if err := s.traceFile.Commit(); err != nil {
-			errs = append(errs, fmt.Errorf("--trace-out %s: %w", s.cfg.TraceOut, err))
+			errs = append(errs, fmt.Errorf("--trace-out %w", err))
 		} else {
 			s.res.TraceOut = s.cfg.TraceOut
 		}

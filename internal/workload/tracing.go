@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"vigil/internal/atomicfile"
+
 	"context"
 	"fmt"
 	"os"
@@ -69,7 +71,7 @@ func eventLimit(cfg *Config) (limits sdktrace.SpanLimits, explicit bool, source 
 	return limits, false, source, warnings
 }
 
-func setupTracing(ctx context.Context, cfg *Config, traceFile *atomicFile) (*tracing, error) {
+func setupTracing(ctx context.Context, cfg *Config, traceFile *atomicfile.File) (*tracing, error) {
 	t := &tracing{observer: newRootObserver()}
 	limits, explicit, source, warnings := eventLimit(cfg)
 	t.limit, t.limitSource, t.warnings = limits.EventCountLimit, source, warnings

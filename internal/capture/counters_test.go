@@ -1,0 +1,60 @@
+package capture
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"vigil/internal/wire"
+)
+
+// dropCauseCounters names, for each drop cause the health document
+// reports (by its JSON name), the kernel counter class that counts it.
+var dropCauseCounters = map[string]struct {
+	class vigilBPFVigilCounterClass
+	name  string // as in bpf/capture.h
+}{
+	"ring_full":   {vigilBPFVigilCounterClassVIGIL_C_DROP, "VIGIL_C_DROP"},
+	"slots_busy":  {vigilBPFVigilCounterClassVIGIL_C_BUSY, "VIGIL_C_BUSY"},
+	"after_close": {vigilBPFVigilCounterClassVIGIL_C_LATE, "VIGIL_C_LATE"},
+}
+
+// TestDropCausesAreCounted: every drop cause the format reports is a
+// counter the BPF programs increment; a cause nothing counts would always
+// read zero and hide the drops it stands for.
+func TestDropCausesAreCounted(t *testing.T) {
+	src, err := os.ReadFile("bpf/capture.bpf.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := os.ReadFile("bpf/capture.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := regexp.MustCompile(`(?s)enum vigil_counter_class \{(.*?)\}`).FindSubmatch(header)
+	if classes == nil {
+		t.Fatal("bpf/capture.h: no enum vigil_counter_class")
+	}
+	ty := reflect.TypeFor[wire.DropCauses]()
+	if ty.NumField() != len(dropCauseCounters) {
+		t.Errorf("wire.DropCauses has %d causes, the table here %d", ty.NumField(), len(dropCauseCounters))
+	}
+	for f := range ty.Fields() {
+		cause, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		c, ok := dropCauseCounters[cause]
+		if !ok {
+			t.Errorf("drop cause %q (DropCauses.%s) has no kernel counter", cause, f.Name)
+			continue
+		}
+		// The class's position in the C enum is the generated constant.
+		names := regexp.MustCompile(`VIGIL_[A-Z_]+`).FindAllString(string(classes[1]), -1)
+		if int(c.class) >= len(names) || names[c.class] != c.name {
+			t.Errorf("drop cause %q: counter class %d is not %s in bpf/capture.h (%v)", cause, c.class, c.name, names)
+		}
+		if !strings.Contains(string(src), "count("+c.name+",") {
+			t.Errorf("drop cause %q: bpf/capture.bpf.c never counts %s", cause, c.name)
+		}
+	}
+}
