@@ -260,7 +260,7 @@ func decided(plan wire.Plan, samples []wire.Sample) (bool, error) {
 		for _, cs := range r.Cells {
 			for _, it := range cs.Decomposition {
 				any = true
-				if it.Verdict == report.Inconclusive {
+				if it.Verdict == wire.Inconclusive {
 					return false, nil
 				}
 			}

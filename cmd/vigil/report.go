@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"vigil/internal/report"
+	"vigil/internal/wire"
 )
 
 func init() {
@@ -107,7 +108,7 @@ Bad input exits 125 with a one-line error and writes nothing.`,
 }
 
 // finish prints the summary table and where the outputs went.
-func finish(cmd *cobra.Command, out string, s *report.Summary) error {
+func finish(cmd *cobra.Command, out string, s *wire.Summary) error {
 	if err := report.WriteTable(cmd.OutOrStdout(), s); err != nil {
 		return err
 	}

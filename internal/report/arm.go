@@ -3,10 +3,9 @@ package report
 import (
 	"sort"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 
 	"vigil/internal/stats"
-	"vigil/internal/wire"
 )
 
 // excluded reports whether a sample is a warm-up (never used for anything
@@ -25,7 +24,7 @@ func reasonOf(s *wire.Sample) string {
 // the valid sample with the lowest attempt is used; invalid samples are
 // counted by reason, warm-ups are counted and excluded.
 func buildArm(r *run, cell, arm, kind string, conf float64) *armData {
-	a := &armData{ArmSummary: &ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, Blocks: []model.BlockSample{}},
+	a := &armData{ArmSummary: &wire.ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, Blocks: []wire.BlockSample{}},
 		byBlock: map[int]*wire.Sample{}}
 	for i := range r.samples {
 		s := &r.samples[i]
@@ -58,7 +57,7 @@ func buildArm(r *run, cell, arm, kind string, conf float64) *armData {
 	var wall, cpu, rss, peak, trace, arch, ext, written []float64
 	for _, b := range a.blocks() {
 		s := a.byBlock[b]
-		a.Blocks = append(a.Blocks, model.BlockSample{Block: b, ID: s.ID, WallNS: s.WallNS, UserNS: s.UserNS, SysNS: s.SysNS, MaxRSSBytes: s.MaxRSSBytes,
+		a.Blocks = append(a.Blocks, wire.BlockSample{Block: b, ID: s.ID, WallNS: s.WallNS, UserNS: s.UserNS, SysNS: s.SysNS, MaxRSSBytes: s.MaxRSSBytes,
 			TreePeakBytes: max(s.TreePeakBytes, -1), TraceBytes: s.Artifacts.TraceBytes, ArchiveBytes: s.Artifacts.ArchiveBytes})
 		written = append(written, float64(s.Artifacts.TraceBytes+s.Artifacts.ArchiveBytes))
 		wall = append(wall, float64(s.WallNS))
@@ -75,14 +74,14 @@ func buildArm(r *run, cell, arm, kind string, conf float64) *armData {
 	a.CPU = dist(cpu, conf)
 	a.MaxRSS = mem(rss, conf)
 	a.TreePeak = mem(peak, conf)
-	a.Artifacts = &Artifacts{TraceBytes: stats.Median(trace), ArchiveBytes: stats.Median(arch), ArchiveExtractedBytes: stats.Median(ext), Written: *mem(written, conf)}
+	a.Artifacts = &wire.Artifacts{TraceBytes: stats.Median(trace), ArchiveBytes: stats.Median(arch), ArchiveExtractedBytes: stats.Median(ext), Written: *mem(written, conf)}
 	return a
 }
 
 // armData is an arm's summary with the samples behind it, for the
 // analysis only.
 type armData struct {
-	*ArmSummary
+	*wire.ArmSummary
 	// byBlock maps block index to the chosen valid sample.
 	byBlock map[int]*wire.Sample
 }
@@ -97,11 +96,11 @@ func (a *armData) blocks() []int {
 	return out
 }
 
-func dist(xs []float64, conf float64) *Dist {
+func dist(xs []float64, conf float64) *wire.Dist {
 	if len(xs) == 0 {
 		return nil
 	}
-	d := &Dist{N: len(xs), Quartiles: quartiles(xs)}
+	d := &wire.Dist{N: len(xs), Quartiles: quartiles(xs)}
 	d.Median = estOf(stats.MedianCI(xs, conf))
 	d.P95 = stats.Quantile(xs, 0.95)
 	d.P99 = stats.Quantile(xs, 0.99)
@@ -114,11 +113,11 @@ func dist(xs []float64, conf float64) *Dist {
 	return d
 }
 
-func mem(xs []float64, conf float64) *MemStat {
+func mem(xs []float64, conf float64) *wire.MemStat {
 	if len(xs) == 0 {
 		return nil
 	}
-	return &MemStat{N: len(xs), Median: estOf(stats.MedianCI(xs, conf)), Max: stats.Quantile(xs, 1), Min: stats.Quantile(xs, 0), Quartiles: quartiles(xs)}
+	return &wire.MemStat{N: len(xs), Median: estOf(stats.MedianCI(xs, conf)), Max: stats.Quantile(xs, 1), Min: stats.Quantile(xs, 0), Quartiles: quartiles(xs)}
 }
 
 func quartiles(xs []float64) [3]float64 {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
@@ -9,7 +8,7 @@ import (
 // (plans[i] with samples[i]; sources[i] names the directory, for messages).
 // Shards of one plan (same host_class and seed) are merged; other runs are
 // summarized side by side.
-func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Options) (*Summary, error) {
+func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Options) (*wire.Summary, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
@@ -17,7 +16,7 @@ func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Optio
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Schema: SummarySchema, Vigil: o.Version, Inputs: append([]string{}, sources...), Options: model.Options{
+	sum := &wire.Summary{Schema: wire.SummarySchema, Vigil: o.Version, Inputs: append([]string{}, sources...), Options: wire.ReportOptions{
 		Confidence: o.Confidence, TolerancePct: o.TolerancePct, WallFloorNS: o.WallFloorNS, MemFloorBytes: o.MemFloorBytes,
 		BootstrapReps: o.BootstrapReps, Alpha: o.Alpha}}
 	if sum.Inputs == nil {
@@ -30,9 +29,9 @@ func Build(plans []wire.Plan, samples [][]wire.Sample, sources []string, o Optio
 	return sum, nil
 }
 
-func buildRun(r *run, o Options) *Run {
+func buildRun(r *run, o Options) *wire.RunSummary {
 	p := r.plan
-	out := &Run{HostClass: p.Host.HostClass, Host: p.Host, Seed: p.Seed, Shards: r.shards, Versions: p.Versions,
+	out := &wire.RunSummary{HostClass: p.Host.HostClass, Host: p.Host, Seed: p.Seed, Shards: r.shards, Versions: p.Versions,
 		Arms: p.Arms, ArmKinds: p.ArmKinds, Blocks: p.Blocks, Warmup: p.Warmup, Order: p.Order, Samples: len(r.samples),
 		HostState: p.HostState, MaxForeignCPUs: p.MaxForeignCPUs, Sequential: p.Sequential}
 	// A sequential run decides at its last look's spent alpha.
@@ -44,7 +43,7 @@ func buildRun(r *run, o Options) *Run {
 		out.Versions = map[string]string{}
 	}
 	for _, cell := range p.Cells {
-		cs := &CellSummary{Cell: cell, Comparisons: []*Comparison{}}
+		cs := &wire.CellSummary{Cell: cell, Comparisons: []*wire.Comparison{}}
 		var arms []*armData
 		for i, arm := range p.Arms {
 			a := buildArm(r, cell.Name, arm, p.ArmKinds[i], o.Confidence)

@@ -3,10 +3,9 @@ package report
 import (
 	"math"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 
 	"vigil/internal/stats"
-	"vigil/internal/wire"
 )
 
 // maxPracticalFactor bounds the stopping rule: needing more than this many
@@ -17,9 +16,9 @@ const maxPracticalFactor = 20
 // arms are taken with one export: file arms when there are both B and C
 // file arms, else collector arms when there are both, so C − A − B + bare
 // never mixes a file export with a network one.
-func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
-	out := map[string]*ArmSummary{}
-	traced := map[string]map[string]*ArmSummary{} // export -> kind -> arm
+func armsByKind(arms []*wire.ArmSummary) map[string]*wire.ArmSummary {
+	out := map[string]*wire.ArmSummary{}
+	traced := map[string]map[string]*wire.ArmSummary{} // export -> kind -> arm
 	for _, a := range arms {
 		if a.ArmKind == wire.ArmB || a.ArmKind == wire.ArmC {
 			e := a.Export
@@ -27,7 +26,7 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 				e = wire.ExportFile
 			}
 			if traced[e] == nil {
-				traced[e] = map[string]*ArmSummary{}
+				traced[e] = map[string]*wire.ArmSummary{}
 			}
 			if _, ok := traced[e][a.ArmKind]; !ok {
 				traced[e][a.ArmKind] = a
@@ -64,9 +63,9 @@ func armsByKind(arms []*ArmSummary) map[string]*ArmSummary {
 //   - interval entirely beyond ±tol: not additive;
 //   - otherwise inconclusive, with the number of blocks after which the
 //     interval (half-width ~ 1/sqrt(n)) would clear the nearer boundary.
-func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction {
-	sums := make([]*ArmSummary, len(arms))
-	data := map[*ArmSummary]*armData{}
+func decompose(arms []*armData, m metric, floor float64, o Options) *wire.Interaction {
+	sums := make([]*wire.ArmSummary, len(arms))
+	data := map[*wire.ArmSummary]*armData{}
 	for i, a := range arms {
 		sums[i] = a.ArmSummary
 		data[a.ArmSummary] = a
@@ -76,7 +75,7 @@ func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction
 		return nil
 	}
 	bare, a, b, c := data[k[wire.ArmBare]], data[k[wire.ArmA]], data[k[wire.ArmB]], data[k[wire.ArmC]]
-	it := &Interaction{Metric: m.name, Unit: m.unit, Confidence: o.Confidence, TolerancePct: o.TolerancePct, ToleranceFloor: floor}
+	it := &wire.Interaction{Metric: m.name, Unit: m.unit, Confidence: o.Confidence, TolerancePct: o.TolerancePct, ToleranceFloor: floor}
 	var bareVals []float64
 	for _, blk := range bare.blocks() {
 		if v, ok := m.get(bare.byBlock[blk]); ok {
@@ -97,7 +96,7 @@ func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction
 			continue
 		}
 		x := vc - va - vb + v0
-		it.PerBlock = append(it.PerBlock, BlockValue{Block: blk, Value: x})
+		it.PerBlock = append(it.PerBlock, wire.BlockValue{Block: blk, Value: x})
 		idx = append(idx, float64(blk))
 		vals = append(vals, x)
 	}
@@ -111,21 +110,21 @@ func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction
 	tol := it.Tolerance
 	switch {
 	case it.Blocks == 0:
-		it.Verdict, it.Reason = Inconclusive, model.ReasonNoCompleteBlocks
-		it.Stopping = &StoppingRule{Kind: model.StopMinBlocks, Settleable: true, BlocksNeeded: minBlocks(o.Confidence), AdditionalBlocks: minBlocks(o.Confidence)}
+		it.Verdict, it.Reason = wire.Inconclusive, wire.ReasonNoCompleteBlocks
+		it.Stopping = &wire.StoppingRule{Kind: wire.StopMinBlocks, Settleable: true, BlocksNeeded: minBlocks(o.Confidence), AdditionalBlocks: minBlocks(o.Confidence)}
 	case !sr.Achieved():
 		need := minBlocks(o.Confidence)
-		it.Verdict, it.Reason = Inconclusive, model.ReasonTooFewBlocks
-		it.Stopping = &StoppingRule{Kind: model.StopMinBlocks, Settleable: true, BlocksNeeded: need, AdditionalBlocks: need - it.Blocks}
+		it.Verdict, it.Reason = wire.Inconclusive, wire.ReasonTooFewBlocks
+		it.Stopping = &wire.StoppingRule{Kind: wire.StopMinBlocks, Settleable: true, BlocksNeeded: need, AdditionalBlocks: need - it.Blocks}
 	case it.Drift.Drifting:
-		it.Verdict, it.Reason = Inconclusive, model.ReasonDrifting
-		it.Stopping = &StoppingRule{Kind: model.StopNotExchangeable}
-	case classify(sr, tol) == Additive:
-		it.Verdict, it.Reason = Additive, model.ReasonWithinTolerance
-	case classify(sr, tol) == NotAdditive:
-		it.Verdict, it.Reason = NotAdditive, model.ReasonBeyondTolerance
+		it.Verdict, it.Reason = wire.Inconclusive, wire.ReasonDrifting
+		it.Stopping = &wire.StoppingRule{Kind: wire.StopNotExchangeable}
+	case classify(sr, tol) == wire.Additive:
+		it.Verdict, it.Reason = wire.Additive, wire.ReasonWithinTolerance
+	case classify(sr, tol) == wire.NotAdditive:
+		it.Verdict, it.Reason = wire.NotAdditive, wire.ReasonBeyondTolerance
 	default:
-		it.Verdict, it.Reason = Inconclusive, model.ReasonStraddles
+		it.Verdict, it.Reason = wire.Inconclusive, wire.ReasonStraddles
 		it.Stopping = stoppingRule(sr.Interval, it.Blocks, tol)
 	}
 	return it
@@ -134,45 +133,45 @@ func decompose(arms []*armData, m metric, floor float64, o Options) *Interaction
 // classify is the verdict rule: additive when the interval lies within
 // ±tol, not additive when it lies entirely beyond, else inconclusive (also
 // when the interval does not reach its confidence).
-func classify(sr stats.SignedRankResult, tol float64) Verdict {
+func classify(sr stats.SignedRankResult, tol float64) wire.Verdict {
 	switch {
 	case !sr.Achieved():
-		return Inconclusive
+		return wire.Inconclusive
 	case sr.Lo >= -tol && sr.Hi <= tol:
-		return Additive
+		return wire.Additive
 	case sr.Lo > tol || sr.Hi < -tol:
-		return NotAdditive
+		return wire.NotAdditive
 	}
-	return Inconclusive
+	return wire.Inconclusive
 }
 
 // stoppingRule scales the current interval half-width by sqrt(n/n') and
 // asks when it would clear the boundary nearest to the estimate.
-func stoppingRule(iv stats.Interval, n int, tol float64) *StoppingRule {
+func stoppingRule(iv stats.Interval, n int, tol float64) *wire.StoppingRule {
 	margin := math.Abs(tol - math.Abs(iv.Est))
 	h := iv.HalfWidth()
-	side := model.SideInside
+	side := wire.SideInside
 	if math.Abs(iv.Est) > tol {
-		side = model.SideBeyond
+		side = wire.SideBeyond
 	}
 	if margin <= 0 || h <= 0 {
-		return &StoppingRule{Kind: model.StopOnBoundary}
+		return &wire.StoppingRule{Kind: wire.StopOnBoundary}
 	}
 	// In floating point first: a margin near 0 makes the count exceed any
 	// int, and a wrapped conversion would read as "1 more block".
 	needF := math.Ceil(float64(n) * (h / margin) * (h / margin))
 	if needF > 1e9 {
-		return &StoppingRule{Kind: model.StopBeyondReach, Side: side}
+		return &wire.StoppingRule{Kind: wire.StopBeyondReach, Side: side}
 	}
 	need := int(needF)
 	if need <= n {
 		need = n + 1
 	}
-	sr := &StoppingRule{Kind: model.StopImpractical, BlocksNeeded: need, AdditionalBlocks: need - n, Side: side}
+	sr := &wire.StoppingRule{Kind: wire.StopImpractical, BlocksNeeded: need, AdditionalBlocks: need - n, Side: side}
 	if need > maxPracticalFactor*n && need > 200 {
 		return sr
 	}
-	sr.Kind, sr.Settleable = model.StopSettleable, true
+	sr.Kind, sr.Settleable = wire.StopSettleable, true
 	return sr
 }
 
@@ -200,8 +199,8 @@ func maxBlockSpan(idx []float64) int {
 // drift tests for a monotone trend of the interaction over block index. It
 // counts as drift only when significant at alpha and large: the Theil–Sen
 // trend over the run exceeds the tolerance.
-func drift(idx, vals []float64, tol, alpha float64) Drift {
-	var d Drift
+func drift(idx, vals []float64, tol, alpha float64) wire.Drift {
+	var d wire.Drift
 	if len(vals) < 4 {
 		return d
 	}

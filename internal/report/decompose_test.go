@@ -3,6 +3,7 @@ package report
 import (
 	"math/rand/v2"
 	"testing"
+
 	"vigil/internal/stats"
 
 	"vigil/internal/wire"
@@ -43,11 +44,11 @@ func TestDecompositionVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]Verdict{
-		"add":   {Additive, Additive},
-		"inter": {NotAdditive, NotAdditive},
-		"drift": {Inconclusive, Additive},
-		"near":  {Inconclusive, Additive},
+	want := map[string][2]wire.Verdict{
+		"add":   {wire.Additive, wire.Additive},
+		"inter": {wire.NotAdditive, wire.NotAdditive},
+		"drift": {wire.Inconclusive, wire.Additive},
+		"near":  {wire.Inconclusive, wire.Additive},
 	}
 	for _, cs := range s.Runs[0].Cells {
 		if len(cs.Decomposition) != 2 {

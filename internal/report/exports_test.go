@@ -10,14 +10,14 @@ import (
 // but export differently, so their comparison is a real one, not an A/A
 // pair; B and B2 (same export) are one.
 func TestNoiseFloorKeepsExportsApart(t *testing.T) {
-	cell := func(other, export string) []*CellSummary {
-		return []*CellSummary{{
+	cell := func(other, export string) []*wire.CellSummary {
+		return []*wire.CellSummary{{
 			Cell: wire.Cell{Name: "s500"},
-			Arms: []*ArmSummary{
+			Arms: []*wire.ArmSummary{
 				{Arm: "B", ArmKind: "B", Export: "file"},
 				{Arm: other, ArmKind: "B", Export: export},
 			},
-			Comparisons: []*Comparison{{Base: "B", Other: other, Metric: metricWall.name, Pairs: 6, Achieved: true, ExcludesZero: true}},
+			Comparisons: []*wire.Comparison{{Base: "B", Other: other, Metric: metricWall.name, Pairs: 6, Achieved: true, ExcludesZero: true}},
 		}}
 	}
 	if nf := noiseFloor(cell("B@collector", "collector"), 0.95); nf != nil {
@@ -32,7 +32,7 @@ func TestNoiseFloorKeepsExportsApart(t *testing.T) {
 // TestDecompositionDoesNotMixExports: with B@collector listed before the
 // file arms, the decomposition still takes B and C with one export.
 func TestDecompositionDoesNotMixExports(t *testing.T) {
-	arms := []*ArmSummary{
+	arms := []*wire.ArmSummary{
 		{Arm: "bare", ArmKind: "bare"}, {Arm: "A", ArmKind: "A"},
 		{Arm: "B@collector", ArmKind: "B", Export: "collector"},
 		{Arm: "B", ArmKind: "B", Export: "file"}, {Arm: "C", ArmKind: "C", Export: "file"},
@@ -41,14 +41,14 @@ func TestDecompositionDoesNotMixExports(t *testing.T) {
 	if k["B"].Arm != "B" || k["C"].Arm != "C" {
 		t.Fatalf("decomposition takes %s and %s", k["B"].Arm, k["C"].Arm)
 	}
-	k = armsByKind(append(arms[:3:3], &ArmSummary{Arm: "C@collector", ArmKind: "C", Export: "collector"}, &ArmSummary{Arm: "B2", ArmKind: "B"}))
+	k = armsByKind(append(arms[:3:3], &wire.ArmSummary{Arm: "C@collector", ArmKind: "C", Export: "collector"}, &wire.ArmSummary{Arm: "B2", ArmKind: "B"}))
 	if k["B"].Arm != "B@collector" || k["C"].Arm != "C@collector" {
 		t.Fatalf("decomposition takes %s and %s", k["B"].Arm, k["C"].Arm)
 	}
 }
 
 func TestArmsByKindWithoutAPair(t *testing.T) {
-	k := armsByKind([]*ArmSummary{{Arm: "bare", ArmKind: "bare"}, {Arm: "B", ArmKind: "B"}})
+	k := armsByKind([]*wire.ArmSummary{{Arm: "bare", ArmKind: "bare"}, {Arm: "B", ArmKind: "B"}})
 	if k["B"] == nil || k["B"].Arm != "B" {
 		t.Fatalf("bare,B: B is %v", k["B"])
 	}

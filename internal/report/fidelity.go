@@ -1,15 +1,14 @@
 package report
 
 import (
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
 // kernelFidelity summarizes the kernel calibration of every non-warm-up
 // A/C sample of a cell, valid or not: a failed calibration is what makes a
 // sample invalid, so counting only valid ones would hide it.
-func kernelFidelity(r *run, cell wire.Cell) *KernelFidelity {
-	k := &KernelFidelity{ExpectedWrite: cell.KernelEvents, ExpectedRead: cell.KernelEvents}
+func kernelFidelity(r *run, cell wire.Cell) *wire.KernelFidelity {
+	k := &wire.KernelFidelity{ExpectedWrite: cell.KernelEvents, ExpectedRead: cell.KernelEvents}
 	first := true
 	for i := range r.samples {
 		s := &r.samples[i]
@@ -60,9 +59,9 @@ func kernelFidelity(r *run, cell wire.Cell) *KernelFidelity {
 // (span_match absent: no agent result, e.g. a timeout or crash, or a
 // user command) says nothing about what the SDK kept; it is left out of
 // the ranges and named in the text.
-func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
-	f := &SpanFidelity{Requested: cell.SpanEvents}
-	ends := map[model.DroppedEnd]int{}
+func spanFidelity(r *run, cell wire.Cell) *wire.SpanFidelity {
+	f := &wire.SpanFidelity{Requested: cell.SpanEvents}
+	ends := map[wire.DroppedEnd]int{}
 	first := true
 	noData := 0
 	for i := range r.samples {
@@ -104,7 +103,7 @@ func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
 			f.DroppedEnd = e
 		}
 	default:
-		f.DroppedEnd = model.DroppedMixed
+		f.DroppedEnd = wire.DroppedMixed
 	}
 	f.Clipped = f.DroppedMax > 0 || f.RetainedMin < f.Requested
 	f.WithoutSpanData = noData
@@ -112,16 +111,16 @@ func spanFidelity(r *run, cell wire.Cell) *SpanFidelity {
 }
 
 // droppedEnd classifies which events survived from the retained index range.
-func droppedEnd(c wire.Calibration) model.DroppedEnd {
+func droppedEnd(c wire.Calibration) wire.DroppedEnd {
 	switch {
 	case c.SpanRetained >= c.SpanRequested && c.SpanDropped == 0:
-		return model.DroppedNone
+		return wire.DroppedNone
 	case c.SpanRetained == 0:
-		return model.DroppedAll
+		return wire.DroppedAll
 	case c.RetainedLastIndex == c.SpanRequested-1 && c.RetainedFirstIndex == c.SpanRequested-c.SpanRetained:
-		return model.DroppedOldest
+		return wire.DroppedOldest
 	case c.RetainedFirstIndex == 0 && c.RetainedLastIndex == c.SpanRetained-1:
-		return model.DroppedNewest
+		return wire.DroppedNewest
 	}
-	return model.DroppedMixed
+	return wire.DroppedMixed
 }

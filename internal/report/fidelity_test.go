@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/report/model"
 	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
@@ -12,7 +11,7 @@ import (
 func TestDroppedEnd(t *testing.T) {
 	for _, c := range []struct {
 		req, ret, first, last int
-		want                  model.DroppedEnd
+		want                  wire.DroppedEnd
 	}{
 		{500, 128, 372, 499, "oldest"},
 		{500, 128, 0, 127, "newest"},
@@ -43,11 +42,11 @@ func TestKernelUnhealthyCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := findingOf(s, model.FindingKernel)
+	f := findingOf(s, wire.FindingKernel)
 	if f == nil {
 		t.Fatal("no kernel finding")
 	}
-	if f.Status != model.StatusHealthyThrough || f.HealthyThrough != "s500" || strings.Join(f.Unhealthy, ",") != "x1000" {
+	if f.Status != wire.StatusHealthyThrough || f.HealthyThrough != "s500" || strings.Join(f.Unhealthy, ",") != "x1000" {
 		t.Errorf("kernel finding %+v, want healthy through s500 (the cells by size: control, s500, x1000), not in x1000", f)
 	}
 	md := string(render.Findings(s))

@@ -3,15 +3,14 @@ package report
 import (
 	"sort"
 
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
 // findCost returns other − base for metric in one cell, whichever order
 // the comparison was computed in (a reversed comparison is negated and its
 // ratio inverted); ok is false when the cell has no such comparison.
-func findCost(cs *CellSummary, base, other *ArmSummary, metric model.Metric) (model.Cost, bool) {
-	c := model.Cost{Cell: cs.Name, Base: base.Arm, Other: other.Arm, BaseKind: base.ArmKind, OtherKind: other.ArmKind, Metric: metric, Unit: model.UnitOf(metric)}
+func findCost(cs *wire.CellSummary, base, other *wire.ArmSummary, metric wire.Metric) (wire.Cost, bool) {
+	c := wire.Cost{Cell: cs.Name, Base: base.Arm, Other: other.Arm, BaseKind: base.ArmKind, OtherKind: other.ArmKind, Metric: metric, Unit: wire.UnitOf(metric)}
 	for _, cmp := range cs.Comparisons {
 		if cmp.Metric != metric {
 			continue
@@ -30,8 +29,8 @@ func findCost(cs *CellSummary, base, other *ArmSummary, metric model.Metric) (mo
 	return c, false
 }
 
-func negated(e Est) Est {
-	d := Est{Value: -e.Value, Confidence: e.Confidence}
+func negated(e wire.Est) wire.Est {
+	d := wire.Est{Value: -e.Value, Confidence: e.Confidence}
 	if e.Upper != nil {
 		v := -*e.Upper
 		d.Lower = &v
@@ -43,8 +42,8 @@ func negated(e Est) Est {
 	return d
 }
 
-func inverted(e Est) Est {
-	r := Est{Confidence: e.Confidence}
+func inverted(e wire.Est) wire.Est {
+	r := wire.Est{Confidence: e.Confidence}
 	if e.Value != 0 {
 		r.Value = 1 / e.Value
 	}
@@ -60,10 +59,10 @@ func inverted(e Est) Est {
 }
 
 // findings lists the claims of every run, numbered across runs.
-func findings(s *Summary) []Finding {
-	out := []Finding{}
+func findings(s *wire.Summary) []wire.Finding {
+	out := []wire.Finding{}
 	for i, r := range s.Runs {
-		var fs []Finding
+		var fs []wire.Finding
 		fs = append(fs, armFindings(r, s.Options.Confidence)...)
 		fs = append(fs, decompositionFindings(r)...)
 		if f, ok := kernelFinding(r); ok {
@@ -71,7 +70,7 @@ func findings(s *Summary) []Finding {
 		}
 		fs = append(fs, spanFindings(r)...)
 		if r.Noise != nil {
-			fs = append(fs, Finding{Kind: model.FindingNoiseFloor})
+			fs = append(fs, wire.Finding{Kind: wire.FindingNoiseFloor})
 		}
 		if f, ok := interferenceFinding(r); ok {
 			fs = append(fs, f)
@@ -87,15 +86,15 @@ func findings(s *Summary) []Finding {
 
 // armFindings: per cell, the arms' wall times and each layer's paired
 // cost against bare.
-func armFindings(r *Run, conf float64) []Finding {
-	var out []Finding
+func armFindings(r *wire.RunSummary, conf float64) []wire.Finding {
+	var out []wire.Finding
 	for _, cs := range r.Cells {
-		f := Finding{Kind: model.FindingArmCosts, Cell: cs.Name, Metric: model.MetricWall}
+		f := wire.Finding{Kind: wire.FindingArmCosts, Cell: cs.Name, Metric: wire.MetricWall}
 		kinds := armsByKind(cs.Arms)
 		if bare := kinds[wire.ArmBare]; bare != nil {
 			for _, k := range []string{wire.ArmA, wire.ArmB, wire.ArmC} {
 				if a := kinds[k]; a != nil {
-					if c, ok := findCost(cs, bare, a, model.MetricWall); ok && c.Pairs > 0 {
+					if c, ok := findCost(cs, bare, a, wire.MetricWall); ok && c.Pairs > 0 {
 						if !c.Achieved {
 							c.MinPairs = minBlocks(conf)
 						}
@@ -112,13 +111,13 @@ func armFindings(r *Run, conf float64) []Finding {
 // decompositionFindings: one finding for wall time and one for memory,
 // each with the verdict of every cell; the memory one cites C − A and
 // each layer's memory cost.
-func decompositionFindings(r *Run) []Finding {
-	wall := Finding{Kind: model.FindingDecomposition, Metric: model.MetricWall}
-	mem := Finding{Kind: model.FindingDecomposition}
+func decompositionFindings(r *wire.RunSummary) []wire.Finding {
+	wall := wire.Finding{Kind: wire.FindingDecomposition, Metric: wire.MetricWall}
+	mem := wire.Finding{Kind: wire.FindingDecomposition}
 	for _, cs := range r.Cells {
 		for _, it := range cs.Decomposition {
-			v := model.CellVerdict{Cell: cs.Name, Metric: it.Metric, Verdict: it.Verdict}
-			if it.Metric == model.MetricWall {
+			v := wire.CellVerdict{Cell: cs.Name, Metric: it.Metric, Verdict: it.Verdict}
+			if it.Metric == wire.MetricWall {
 				wall.Verdicts = append(wall.Verdicts, v)
 				continue
 			}
@@ -136,8 +135,8 @@ func decompositionFindings(r *Run) []Finding {
 			}
 		}
 	}
-	var out []Finding
-	for _, f := range []Finding{wall, mem} {
+	var out []wire.Finding
+	for _, f := range []wire.Finding{wall, mem} {
 		if len(f.Verdicts) > 0 {
 			out = append(out, f)
 		}
@@ -146,18 +145,18 @@ func decompositionFindings(r *Run) []Finding {
 }
 
 // kernelFinding: kernel capture health over the cells, smallest first.
-func kernelFinding(r *Run) (Finding, bool) {
-	var cells []*CellSummary
+func kernelFinding(r *wire.RunSummary) (wire.Finding, bool) {
+	var cells []*wire.CellSummary
 	for _, cs := range r.Cells {
 		if cs.Kernel != nil {
 			cells = append(cells, cs)
 		}
 	}
 	if len(cells) == 0 {
-		return Finding{}, false
+		return wire.Finding{}, false
 	}
 	sort.SliceStable(cells, func(i, j int) bool { return cells[i].KernelEvents < cells[j].KernelEvents })
-	f := Finding{Kind: model.FindingKernel}
+	f := wire.Finding{Kind: wire.FindingKernel}
 	broken := false
 	for _, cs := range cells {
 		f.Cells = append(f.Cells, cs.Name)
@@ -177,27 +176,27 @@ func kernelFinding(r *Run) (Finding, bool) {
 	}
 	switch {
 	case len(f.Unhealthy) == 0 && f.HealthyThrough != "":
-		f.Status = model.StatusHealthy
+		f.Status = wire.StatusHealthy
 	case f.HealthyThrough != "":
-		f.Status = model.StatusHealthyThrough
+		f.Status = wire.StatusHealthyThrough
 	case len(f.Unhealthy) > 0:
-		f.Status = model.StatusNotHealthy
+		f.Status = wire.StatusNotHealthy
 	default:
-		f.Status = model.StatusUncalibrated
+		f.Status = wire.StatusUncalibrated
 	}
 	return f, true
 }
 
 // spanFindings: one finding per cell whose span events were clipped, one
 // for the cells that kept them all.
-func spanFindings(r *Run) []Finding {
-	var out []Finding
-	intact := Finding{Kind: model.FindingSpansRetained}
+func spanFindings(r *wire.RunSummary) []wire.Finding {
+	var out []wire.Finding
+	intact := wire.Finding{Kind: wire.FindingSpansRetained}
 	for _, cs := range r.Cells {
 		switch f := cs.Spans; {
 		case f == nil:
 		case f.Clipped:
-			out = append(out, Finding{Kind: model.FindingSpansClipped, Cell: cs.Name})
+			out = append(out, wire.Finding{Kind: wire.FindingSpansClipped, Cell: cs.Name})
 		default:
 			intact.Cells = append(intact.Cells, cs.Name)
 		}
@@ -209,8 +208,8 @@ func spanFindings(r *Run) []Finding {
 }
 
 // interferenceFinding: the host's state and interference per cell.
-func interferenceFinding(r *Run) (Finding, bool) {
-	f := Finding{Kind: model.FindingInterference, Status: model.StatusLow}
+func interferenceFinding(r *wire.RunSummary) (wire.Finding, bool) {
+	f := wire.Finding{Kind: wire.FindingInterference, Status: wire.StatusLow}
 	measured := false
 	for _, cs := range r.Cells {
 		ci := cs.Interference
@@ -220,7 +219,7 @@ func interferenceFinding(r *Run) (Finding, bool) {
 		measured = true
 		f.Contended += ci.Contended
 		if ci.High {
-			f.Status = model.StatusHigh
+			f.Status = wire.StatusHigh
 			f.Cells = append(f.Cells, cs.Name)
 		}
 	}
@@ -228,14 +227,14 @@ func interferenceFinding(r *Run) (Finding, bool) {
 }
 
 // completenessFinding: valid samples against the plan, arm by arm.
-func completenessFinding(r *Run) Finding {
-	f := Finding{Kind: model.FindingCompleteness, Status: model.StatusComplete}
+func completenessFinding(r *wire.RunSummary) wire.Finding {
+	f := wire.Finding{Kind: wire.FindingCompleteness, Status: wire.StatusComplete}
 	for _, cs := range r.Cells {
 		for _, a := range cs.Arms {
 			f.Discarded += a.Discarded
 			if a.Incomplete {
-				f.Status = model.StatusIncomplete
-				f.Incomplete = append(f.Incomplete, model.ArmRef{Cell: cs.Name, Arm: a.Arm})
+				f.Status = wire.StatusIncomplete
+				f.Incomplete = append(f.Incomplete, wire.ArmRef{Cell: cs.Name, Arm: a.Arm})
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+
 	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )

@@ -60,7 +60,7 @@ func TestReadSummaryRejects(t *testing.T) {
 	}
 	good, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
 	for name, data := range map[string]string{
-		"old schema":    strings.Replace(string(good), SummarySchema, "vigil.summary/v1", 1),
+		"old schema":    strings.Replace(string(good), wire.SummarySchema, "vigil.summary/v1", 1),
 		"unknown field": strings.Replace(string(good), `"vigil_version"`, `"surprise": 1, "vigil_version"`, 1),
 		"truncated":     string(good[:len(good)/2]),
 	} {

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/report/model"
 	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
@@ -23,7 +22,7 @@ func withInterference(ss []wire.Sample, fn func(s *wire.Sample) float64) {
 }
 
 // findingOf returns the first finding of a kind, or nil.
-func findingOf(s *Summary, kind model.FindingKind) *Finding {
+func findingOf(s *wire.Summary, kind wire.FindingKind) *wire.Finding {
 	for i := range s.Findings {
 		if s.Findings[i].Kind == kind {
 			return &s.Findings[i]
@@ -44,8 +43,8 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := findingOf(s, model.FindingInterference)
-		if f == nil || f.Status != model.StatusLow || len(f.Cells) != 0 {
+		f := findingOf(s, wire.FindingInterference)
+		if f == nil || f.Status != wire.StatusLow || len(f.Cells) != 0 {
 			t.Fatalf("finding %+v; want interference low", f)
 		}
 		ci := s.Runs[0].Cells[1].Interference
@@ -86,8 +85,8 @@ func TestInterferenceFinding(t *testing.T) {
 		if s.Runs[0].Cells[0].Interference.High {
 			t.Error("the quiet cell is flagged")
 		}
-		f := findingOf(s, model.FindingInterference)
-		if f == nil || f.Status != model.StatusHigh || strings.Join(f.Cells, ",") != "x1000" {
+		f := findingOf(s, wire.FindingInterference)
+		if f == nil || f.Status != wire.StatusHigh || strings.Join(f.Cells, ",") != "x1000" {
 			t.Fatalf("finding %+v", f)
 		}
 		md := string(render.Findings(s))
@@ -119,7 +118,7 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := findingOf(s, model.FindingInterference); f == nil || f.Status != model.StatusHigh {
+		if f := findingOf(s, wire.FindingInterference); f == nil || f.Status != wire.StatusHigh {
 			t.Errorf("finding %+v; want interference high", f)
 		}
 		if md := string(render.Findings(s)); !strings.Contains(md, "Host interference (gate off)") {
@@ -133,7 +132,7 @@ func TestInterferenceFinding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if findingOf(s, model.FindingInterference) != nil || s.Runs[0].Cells[0].Interference != nil {
+		if findingOf(s, wire.FindingInterference) != nil || s.Runs[0].Cells[0].Interference != nil {
 			t.Error("interference reported for samples that have no record")
 		}
 	})

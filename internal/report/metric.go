@@ -1,22 +1,21 @@
 package report
 
 import (
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
 // metric extracts one number from a sample for paired statistics.
 type metric struct {
-	name model.Metric
-	unit model.Unit
+	name wire.Metric
+	unit wire.Unit
 	get  func(*wire.Sample) (float64, bool)
 }
 
 var (
-	metricWall = metric{model.MetricWall, model.UnitNS, func(s *wire.Sample) (float64, bool) { return float64(s.WallNS), true }}
-	metricCPU  = metric{model.MetricCPU, model.UnitNS, func(s *wire.Sample) (float64, bool) { return float64(s.UserNS + s.SysNS), true }}
-	metricRSS  = metric{model.MetricMaxRSS, model.UnitBytes, func(s *wire.Sample) (float64, bool) { return float64(s.MaxRSSBytes), true }}
-	metricPeak = metric{model.MetricTreePeak, model.UnitBytes, func(s *wire.Sample) (float64, bool) {
+	metricWall = metric{wire.MetricWall, wire.UnitNS, func(s *wire.Sample) (float64, bool) { return float64(s.WallNS), true }}
+	metricCPU  = metric{wire.MetricCPU, wire.UnitNS, func(s *wire.Sample) (float64, bool) { return float64(s.UserNS + s.SysNS), true }}
+	metricRSS  = metric{wire.MetricMaxRSS, wire.UnitBytes, func(s *wire.Sample) (float64, bool) { return float64(s.MaxRSSBytes), true }}
+	metricPeak = metric{wire.MetricTreePeak, wire.UnitBytes, func(s *wire.Sample) (float64, bool) {
 		return float64(s.TreePeakBytes), s.TreePeakBytes >= 0
 	}}
 )

@@ -3,7 +3,7 @@ package report
 import (
 	"math"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 
 	"vigil/internal/stats"
 )
@@ -15,8 +15,8 @@ import (
 // requested confidence are counted: a shorter one can neither exclude 0
 // nor stand for a conf-level half-width. The others are listed as items
 // and counted as uncounted.
-func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
-	nf := &NoiseFloor{NominalRate: 1 - conf}
+func noiseFloor(cells []*wire.CellSummary, conf float64) *wire.NoiseFloor {
+	nf := &wire.NoiseFloor{NominalRate: 1 - conf}
 	var rel []float64
 	for _, c := range cells {
 		// Labels run the same thing when kind and export agree (B and
@@ -31,7 +31,7 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 			}
 			base := armNamed(c.Arms, cmp.Base)
 			med := baseMedian(base, cmp.Metric)
-			item := NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Unit: cmp.Unit, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
+			item := wire.NoiseItem{Cell: c.Name, Base: cmp.Base, Other: cmp.Other, Metric: cmp.Metric, Unit: cmp.Unit, Pairs: cmp.Pairs, Diff: cmp.Diff, ExcludesZero: cmp.ExcludesZero}
 			if !cmp.Achieved {
 				nf.Items = append(nf.Items, item)
 				nf.Uncounted++
@@ -58,7 +58,7 @@ func noiseFloor(cells []*CellSummary, conf float64) *NoiseFloor {
 	return nf
 }
 
-func armNamed(arms []*ArmSummary, name string) *ArmSummary {
+func armNamed(arms []*wire.ArmSummary, name string) *wire.ArmSummary {
 	for _, a := range arms {
 		if a.Arm == name {
 			return a
@@ -68,7 +68,7 @@ func armNamed(arms []*ArmSummary, name string) *ArmSummary {
 }
 
 // baseMedian is the median of metric for arm a, 0 when unavailable.
-func baseMedian(a *ArmSummary, metric model.Metric) float64 {
+func baseMedian(a *wire.ArmSummary, metric wire.Metric) float64 {
 	if a == nil {
 		return 0
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"testing"
+
 	"vigil/internal/wire"
 )
 

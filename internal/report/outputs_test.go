@@ -10,12 +10,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"vigil/internal/report/model"
 	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
 
-func writeReference(t *testing.T) (string, *Summary, []wire.Sample) {
+func writeReference(t *testing.T) (string, *wire.Summary, []wire.Sample) {
 	t.Helper()
 	p, ss := referenceRun().build()
 	out := t.TempDir()
@@ -258,7 +257,7 @@ func TestNoiseFloorAA(t *testing.T) {
 	if len(s.Runs[0].Cells[0].Decomposition) != 0 {
 		t.Error("an A/A plan has no four arms to decompose")
 	}
-	if findingOf(s, model.FindingNoiseFloor) == nil {
+	if findingOf(s, wire.FindingNoiseFloor) == nil {
 		t.Error("no noise-floor finding")
 	}
 }
@@ -287,7 +286,7 @@ func TestIncompleteArm(t *testing.T) {
 	if !a.Incomplete || a.Valid != 0 || a.ByReason["capture incomplete: ringbuf drops"] != 20 || a.Wall != nil {
 		t.Errorf("control/A: %+v", a)
 	}
-	if d := s.Runs[0].Cells[0].Decomposition[0]; d.Verdict != Inconclusive || d.Blocks != 0 {
+	if d := s.Runs[0].Cells[0].Decomposition[0]; d.Verdict != wire.Inconclusive || d.Blocks != 0 {
 		t.Errorf("decomposition without A: %s over %d blocks", d.Verdict, d.Blocks)
 	}
 	if _, err := render.SummaryJSON(s); err != nil {

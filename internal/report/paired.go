@@ -4,12 +4,13 @@ import (
 	"hash/fnv"
 
 	"vigil/internal/stats"
+	"vigil/internal/wire"
 )
 
 // compare computes other − base over the blocks where both have a valid
 // sample, plus an unpaired U test over all their valid samples.
-func compare(base, other *armData, m metric, o Options, seed int64, cell string) *Comparison {
-	c := &Comparison{Base: base.Arm, Other: other.Arm, Metric: m.name, Unit: m.unit}
+func compare(base, other *armData, m metric, o Options, seed int64, cell string) *wire.Comparison {
+	c := &wire.Comparison{Base: base.Arm, Other: other.Arm, Metric: m.name, Unit: m.unit}
 	var xs, ys, diffs, all1, all2 []float64
 	for _, b := range base.blocks() {
 		if v, ok := m.get(base.byBlock[b]); ok {
@@ -37,9 +38,9 @@ func compare(base, other *armData, m metric, o Options, seed int64, cell string)
 	c.Pairs = len(diffs)
 	if len(all1) > 0 && len(all2) > 0 {
 		u := stats.MannWhitney(all2, all1)
-		c.UTest = UTest{N1: u.N1, N2: u.N2, U: u.U, P: u.P}
+		c.UTest = wire.UTest{N1: u.N1, N2: u.N2, U: u.U, P: u.P}
 	} else {
-		c.UTest = UTest{N1: len(all2), N2: len(all1), P: 1}
+		c.UTest = wire.UTest{N1: len(all2), N2: len(all1), P: 1}
 	}
 	sr := stats.SignedRank(diffs, o.Confidence)
 	c.Diff = estOf(sr.Interval)

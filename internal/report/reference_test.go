@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
@@ -99,7 +98,7 @@ func TestReferenceScenarioFindings(t *testing.T) {
 	}
 	// Memory C − A is the 8 KiB of the original, within its interval.
 	cs := s.Runs[0].Cells[0]
-	mc, ok := findCost(cs, armNamed(cs.Arms, wire.ArmA), armNamed(cs.Arms, wire.ArmC), model.MetricTreePeak)
+	mc, ok := findCost(cs, armNamed(cs.Arms, wire.ArmA), armNamed(cs.Arms, wire.ArmC), wire.MetricTreePeak)
 	if !ok || mc.Diff.Lo() > 8192 || mc.Diff.Hi() < 8192 {
 		t.Errorf("C − A memory interval [%v, %v] does not cover 8 KiB", mc.Diff.Lo(), mc.Diff.Hi())
 	}

@@ -30,10 +30,10 @@ func TestSequentialFalseVerdictRate(t *testing.T) {
 		}
 		var nf, sf bool
 		for k, n := range looks {
-			if !nf && classify(stats.SignedRank(vals[:n], 0.95), 0) == NotAdditive {
+			if !nf && classify(stats.SignedRank(vals[:n], 0.95), 0) == wire.NotAdditive {
 				nf = true
 			}
-			if !sf && classify(stats.SignedRank(vals[:n], 1-alphas[k]), 0) == NotAdditive {
+			if !sf && classify(stats.SignedRank(vals[:n], 1-alphas[k]), 0) == wire.NotAdditive {
 				sf = true
 			}
 		}

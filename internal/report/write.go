@@ -25,7 +25,7 @@ const (
 
 // WriteAll summarizes one bench run and writes every output into outDir.
 // It is what vigil bench calls at the end of a run.
-func WriteAll(outDir string, plan wire.Plan, samples []wire.Sample, opts Options) (*Summary, error) {
+func WriteAll(outDir string, plan wire.Plan, samples []wire.Sample, opts Options) (*wire.Summary, error) {
 	return WriteMerged(outDir, []wire.Plan{plan}, [][]wire.Sample{samples}, []string{outDir}, opts)
 }
 
@@ -33,7 +33,7 @@ func WriteAll(outDir string, plan wire.Plan, samples []wire.Sample, opts Options
 // their names in sources) and writes every output into outDir. Nothing is
 // written unless every output renders: files go to temporaries first and
 // are renamed into place at the end.
-func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sources []string, opts Options) (*Summary, error) {
+func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sources []string, opts Options) (*wire.Summary, error) {
 	if opts.Inputs != nil {
 		sources = opts.Inputs
 	}
@@ -49,7 +49,7 @@ func WriteMerged(outDir string, plans []wire.Plan, samples [][]wire.Sample, sour
 
 // ReadSummary reads a summary.json written by this version: it must match
 // the schema, and every field must be known.
-func ReadSummary(path string) (*Summary, error) {
+func ReadSummary(path string) (*wire.Summary, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", path, errText(err))
@@ -60,13 +60,13 @@ func ReadSummary(path string) (*Summary, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("%s: malformed summary: %v", path, err)
 	}
-	if head.Schema != SummarySchema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", path, head.Schema, SummarySchema)
+	if head.Schema != wire.SummarySchema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", path, head.Schema, wire.SummarySchema)
 	}
 	if err := wire.Validate("summary", data); err != nil {
 		return nil, fmt.Errorf("%s: does not match the summary schema: %v", path, oneLine(err))
 	}
-	var s Summary
+	var s wire.Summary
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
@@ -83,17 +83,17 @@ func ReadSummary(path string) (*Summary, error) {
 // WriteFromSummary renders every output again from a summary alone (no
 // plan or samples) into outDir; it writes what WriteMerged wrote for the
 // same data, byte for byte.
-func WriteFromSummary(outDir string, s *Summary) error {
+func WriteFromSummary(outDir string, s *wire.Summary) error {
 	return writeOutputs(outDir, s)
 }
 
 // WriteTable prints the terminal summary table.
-func WriteTable(w io.Writer, s *Summary) error { return render.Table(w, s) }
+func WriteTable(w io.Writer, s *wire.Summary) error { return render.Table(w, s) }
 
 // writeOutputs renders every output of s and writes them into outDir.
 // Nothing is written unless every output renders: files go to
 // temporaries first and are renamed into place at the end.
-func writeOutputs(outDir string, s *Summary) error {
+func writeOutputs(outDir string, s *wire.Summary) error {
 	files, err := render.All(s)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
@@ -9,24 +8,14 @@ import (
 	"vigil/internal/wire/wiretest"
 )
 
-// enums is every enumeration a record type carries, with its values.
-func enums() wiretest.Enums {
-	e := wiretest.Enums{
-		reflect.TypeFor[wire.Status](): {string(wire.StatusOK), string(wire.StatusError)},
+// enums is every enumeration of package wire: the values of its typed
+// string constants.
+func enums(t *testing.T) wiretest.Enums {
+	e, err := wiretest.ConstEnums(".", "wire")
+	if err != nil {
+		t.Fatal(err)
 	}
-	add(e, wire.Kinds)
-	add(e, wire.LayerStatuses)
-	add(e, wire.CorrelationStatuses)
-	add(e, wire.SDKStatuses)
 	return e
-}
-
-func add[T ~string](e wiretest.Enums, values []T) {
-	var out []string
-	for _, v := range values {
-		out = append(out, string(v))
-	}
-	e[reflect.TypeFor[T]()] = out
 }
 
 // TestTypesMatchSchemas is the one source of truth between the Go records
@@ -36,9 +25,9 @@ func add[T ~string](e wiretest.Enums, values []T) {
 func TestTypesMatchSchemas(t *testing.T) {
 	// samples.jsonl of older versions holds "" for a status the phase
 	// log lacked, and sample.schema.json still reads them.
-	sampleEnums := enums()
-	for _, t := range []reflect.Type{reflect.TypeFor[wire.LayerStatus](), reflect.TypeFor[wire.CorrelationStatus]()} {
-		sampleEnums[t] = append(sampleEnums[t], "")
+	sampleEnums := enums(t)
+	for _, name := range []string{"wire.LayerStatus", "wire.CorrelationStatus"} {
+		sampleEnums[name] = append(sampleEnums[name], "")
 	}
 	for _, tc := range []struct {
 		v      any
@@ -53,11 +42,12 @@ func TestTypesMatchSchemas(t *testing.T) {
 		{wire.AgentResult{}, "agent-result", nil},
 		{wire.Plan{}, "plan", nil},
 		{wire.Sample{}, "sample", sampleEnums},
+		{wire.Summary{}, "summary", nil},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			e := tc.enums
 			if e == nil {
-				e = enums()
+				e = enums(t)
 			}
 			errs, err := wiretest.Agree(tc.v, tc.schema, e)
 			if err != nil {

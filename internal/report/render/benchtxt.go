@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // BenchTxt writes bench.txt in the Go benchmark format (readable by
@@ -17,7 +17,7 @@ import (
 //	BenchmarkVigil/cell=x1000/arm=A 1 <wall> ns/op <user> user-ns/op ...
 //
 // Warm-up and invalid samples are not written.
-func BenchTxt(s *model.Summary) ([]byte, error) {
+func BenchTxt(s *wire.Summary) ([]byte, error) {
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
 	for _, r := range s.Runs {

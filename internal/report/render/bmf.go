@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // bmfMeasure is one Bencher Metric Format measure.
@@ -17,7 +17,7 @@ type bmfMeasure struct {
 // bmfOf turns a median with its interval into a BMF measure; an unbounded
 // end (too few samples) falls back to the sample minimum or maximum so
 // that lower_value <= value <= upper_value always holds.
-func bmfOf(m model.MemStat) bmfMeasure {
+func bmfOf(m wire.MemStat) bmfMeasure {
 	lo, hi := m.Min, m.Max
 	if m.Median.Bounded() {
 		lo, hi = m.Median.Lo(), m.Median.Hi()
@@ -27,7 +27,7 @@ func bmfOf(m model.MemStat) bmfMeasure {
 
 // benchName names a cell/arm; runs are prefixed when there are several so
 // that names never collide across host classes.
-func benchName(s *model.Summary, r *model.Run, cell, arm string) string {
+func benchName(s *wire.Summary, r *wire.RunSummary, cell, arm string) string {
 	if len(s.Runs) == 1 {
 		return cell + "/" + arm
 	}
@@ -38,7 +38,7 @@ func benchName(s *model.Summary, r *model.Run, cell, arm string) string {
 // upper_value}. latency is wall time in ns, file-size the artifacts
 // written per sample (trace + archive) in bytes, peak-rss the largest
 // single process in bytes; each is the median with its interval.
-func BMF(s *model.Summary) ([]byte, error) {
+func BMF(s *wire.Summary) ([]byte, error) {
 	out := map[string]map[string]bmfMeasure{}
 	for _, r := range s.Runs {
 		for _, cs := range r.Cells {
@@ -48,7 +48,7 @@ func BMF(s *model.Summary) ([]byte, error) {
 				}
 				w := a.Wall
 				out[benchName(s, r, cs.Name, a.Arm)] = map[string]bmfMeasure{
-					"latency":   bmfOf(model.MemStat{N: w.N, Median: w.Median, Min: w.Min, Max: w.Max}),
+					"latency":   bmfOf(wire.MemStat{N: w.N, Median: w.Median, Min: w.Min, Max: w.Max}),
 					"file-size": bmfOf(a.Artifacts.Written),
 					"peak-rss":  bmfOf(*a.MaxRSS),
 				}

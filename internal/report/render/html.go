@@ -7,7 +7,7 @@ import (
 	"html/template"
 	"strings"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 //go:embed templates/*.html.tmpl
@@ -91,7 +91,7 @@ type fidelityRow struct {
 }
 
 // HTML writes report.html.
-func HTML(s *model.Summary) ([]byte, error) {
+func HTML(s *wire.Summary) ([]byte, error) {
 	v := pageView{Vigil: s.Vigil, Inputs: strings.Join(s.Inputs, ", "), Conf: pct(s.Options.Confidence),
 		TolerancePct: fmt.Sprintf("%g", s.Options.TolerancePct), WallFloor: fmtDur(s.Options.WallFloorNS), MemFloor: fmtBytes(s.Options.MemFloorBytes),
 		Several: len(s.Runs) > 1}
@@ -108,7 +108,7 @@ func HTML(s *model.Summary) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func runHTML(s *model.Summary, r *model.Run) runView {
+func runHTML(s *wire.Summary, r *wire.RunSummary) runView {
 	rv := runView{Title: orDash(r.HostClass), Scope: scope(r), Shards: strings.Join(r.Shards, ", "), Samples: r.Samples}
 	if r.Noise != nil {
 		rv.Noise = noiseText(r.Noise, s.Options.Confidence)
@@ -155,7 +155,7 @@ func runHTML(s *model.Summary, r *model.Run) runView {
 	return rv
 }
 
-func armHTML(a *model.ArmSummary) armRow {
+func armHTML(a *wire.ArmSummary) armRow {
 	row := armRow{Arm: a.Arm, Color: colorOf(a.ArmKind), Valid: a.Valid, Planned: a.Planned, Incomplete: a.Incomplete, Discarded: a.Discarded}
 	if a.ArmKind != a.Arm {
 		row.Kind = a.ArmKind
@@ -167,7 +167,7 @@ func armHTML(a *model.ArmSummary) armRow {
 		row.NoSamples = true
 		return row
 	}
-	row.WallMedian = fmtEst(a.Wall.Median, model.UnitNS, false)
+	row.WallMedian = fmtEst(a.Wall.Median, wire.UnitNS, false)
 	row.P95, row.P99 = fmtDur(a.Wall.P95), fmtDur(a.Wall.P99)
 	if a.Wall.P95FromMax {
 		row.P95 += "†"
@@ -190,7 +190,7 @@ func armHTML(a *model.ArmSummary) armRow {
 
 // figures are a cell's plots: wall time by arm, paired differences, the
 // interactions, memory by arm and interference over time.
-func figures(r *model.Run, cs *model.CellSummary) []figureView {
+func figures(r *wire.RunSummary, cs *wire.CellSummary) []figureView {
 	var out []figureView
 	add := func(caption string, b *badgeView, p *svgPlot) {
 		if p != nil {
@@ -199,7 +199,7 @@ func figures(r *model.Run, cs *model.CellSummary) []figureView {
 	}
 	var wall, mem []stripGroup
 	memLabel := "tree peak"
-	if cs.MemoryMetric == model.MetricMaxRSS {
+	if cs.MemoryMetric == wire.MetricMaxRSS {
 		memLabel = "max RSS"
 	}
 	for _, a := range cs.Arms {
@@ -208,7 +208,7 @@ func figures(r *model.Run, cs *model.CellSummary) []figureView {
 		if a.Wall != nil {
 			w.values, w.q, w.min, w.max = wallValues(a), a.Wall.Quartiles, a.Wall.Min, a.Wall.Max
 		}
-		if st := a.TreePeak; cs.MemoryMetric == model.MetricTreePeak && st != nil {
+		if st := a.TreePeak; cs.MemoryMetric == wire.MetricTreePeak && st != nil {
 			m.values, m.q, m.min, m.max = treePeakValues(a), st.Quartiles, st.Min, st.Max
 		} else if st := a.MaxRSS; st != nil {
 			m.values, m.q, m.min, m.max = maxRSSValues(a), st.Quartiles, st.Min, st.Max
@@ -216,10 +216,10 @@ func figures(r *model.Run, cs *model.CellSummary) []figureView {
 		wall = append(wall, w)
 		mem = append(mem, m)
 	}
-	add("Wall time by arm", nil, stripBox("Wall time by arm, cell "+cs.Name, "wall time", model.UnitNS, wall))
+	add("Wall time by arm", nil, stripBox("Wall time by arm, cell "+cs.Name, "wall time", wire.UnitNS, wall))
 	var rows []forestRow
 	for _, c := range cs.Comparisons {
-		if c.Metric != model.MetricWall || c.Pairs == 0 {
+		if c.Metric != wire.MetricWall || c.Pairs == 0 {
 			continue
 		}
 		kind := ""
@@ -229,17 +229,17 @@ func figures(r *model.Run, cs *model.CellSummary) []figureView {
 		rows = append(rows, forestRow{label: c.Other + " − " + c.Base, kind: kind, est: c.Diff, note: fmt.Sprintf(" (%d pairs, p %.2g)", c.Pairs, c.P)})
 	}
 	if len(rows) > 0 {
-		add("Paired wall-time differences", nil, forest("Paired wall-time differences, cell "+cs.Name, "difference", model.UnitNS, rows))
+		add("Paired wall-time differences", nil, forest("Paired wall-time differences, cell "+cs.Name, "difference", wire.UnitNS, rows))
 	}
 	for _, it := range cs.Decomposition {
 		what := "Wall-time"
-		if it.Unit == model.UnitBytes {
+		if it.Unit == wire.UnitBytes {
 			what = "Memory"
 		}
 		b := badge(string(it.Verdict))
 		add(what+" interaction C − A − B + bare", &b, interactionPlot(what+" interaction per block, cell "+cs.Name, it))
 	}
-	add("Memory by arm ("+memLabel+")", nil, stripBox("Memory by arm, cell "+cs.Name, memLabel, model.UnitBytes, mem))
+	add("Memory by arm ("+memLabel+")", nil, stripBox("Memory by arm, cell "+cs.Name, memLabel, wire.UnitBytes, mem))
 	if ci := cs.Interference; ci != nil {
 		var b *badgeView
 		if ci.High {
@@ -252,7 +252,7 @@ func figures(r *model.Run, cs *model.CellSummary) []figureView {
 	return out
 }
 
-func wallValues(a *model.ArmSummary) []float64 {
+func wallValues(a *wire.ArmSummary) []float64 {
 	var out []float64
 	for _, b := range a.Blocks {
 		out = append(out, float64(b.WallNS))
@@ -260,7 +260,7 @@ func wallValues(a *model.ArmSummary) []float64 {
 	return out
 }
 
-func treePeakValues(a *model.ArmSummary) []float64 {
+func treePeakValues(a *wire.ArmSummary) []float64 {
 	var out []float64
 	for _, b := range a.Blocks {
 		if b.HasTreePeak() {
@@ -270,7 +270,7 @@ func treePeakValues(a *model.ArmSummary) []float64 {
 	return out
 }
 
-func maxRSSValues(a *model.ArmSummary) []float64 {
+func maxRSSValues(a *wire.ArmSummary) []float64 {
 	var out []float64
 	for _, b := range a.Blocks {
 		out = append(out, float64(b.MaxRSSBytes))
@@ -279,6 +279,6 @@ func maxRSSValues(a *model.ArmSummary) []float64 {
 }
 
 // anchor is the element id of a cell section.
-func anchor(r *model.Run, cell string) string {
+func anchor(r *wire.RunSummary, cell string) string {
 	return cfgKey(fmt.Sprintf("cell-%s-%d-%s", r.HostClass, r.Seed, cell))
 }

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // findingText is a finding in words, as findings.md and report.html show it.
@@ -19,33 +19,33 @@ type findingText struct {
 }
 
 // describe writes finding f of summary s in words.
-func describe(s *model.Summary, f model.Finding) findingText {
+func describe(s *wire.Summary, f wire.Finding) findingText {
 	r := s.Runs[f.Run]
 	var t findingText
 	conf := s.Options.Confidence
 	switch f.Kind {
-	case model.FindingArmCosts:
+	case wire.FindingArmCosts:
 		t = armCostsText(r, f, conf)
-	case model.FindingDecomposition:
+	case wire.FindingDecomposition:
 		t = decompositionText(r, f)
-	case model.FindingKernel:
+	case wire.FindingKernel:
 		t = kernelText(r, f)
-	case model.FindingSpansClipped:
+	case wire.FindingSpansClipped:
 		t = spansClippedText(r.CellNamed(f.Cell))
-	case model.FindingSpansRetained:
+	case wire.FindingSpansRetained:
 		t = findingText{Title: "Span events retained in full", Claim: "In the cells below every requested span event was retained.",
 			NonClaims: []string{"No claim about span counts above the largest intact cell."}}
 		for _, c := range f.Cells {
 			t.Evidence = append(t.Evidence, fmt.Sprintf("cell %s: %s", c, spansText(r.CellNamed(c).Spans)))
 		}
-	case model.FindingNoiseFloor:
+	case wire.FindingNoiseFloor:
 		t = findingText{Title: "Noise floor from the A/A comparison",
 			Claim:     "Between two labels running the same arm, " + noiseText(r.Noise, conf) + ".",
 			Evidence:  noiseEvidence(r.Noise),
 			NonClaims: []string{"The false-difference rate is an observed count over few comparisons, not a calibrated error rate."}}
-	case model.FindingInterference:
+	case wire.FindingInterference:
 		t = interferenceText(r, f)
-	case model.FindingCompleteness:
+	case wire.FindingCompleteness:
 		t = completenessText(r, f)
 	default:
 		t = findingText{Title: string(f.Kind), Claim: "(unknown kind of finding)"}
@@ -58,7 +58,7 @@ func describe(s *model.Summary, f model.Finding) findingText {
 }
 
 // scope is the one-line scope every finding of a run carries.
-func scope(r *model.Run) string {
+func scope(r *wire.RunSummary) string {
 	v := ""
 	for _, k := range sortedKeys(r.Versions) {
 		v += fmt.Sprintf(", %s %s", k, r.Versions[k])
@@ -68,13 +68,13 @@ func scope(r *model.Run) string {
 }
 
 var kindRole = map[string]string{
-	model.ArmA: "the Runner's cost (A − bare)",
-	model.ArmB: "OpenTelemetry's cost (B − bare)",
-	model.ArmC: "both layers' cost (C − bare)",
+	wire.ArmA: "the Runner's cost (A − bare)",
+	wire.ArmB: "OpenTelemetry's cost (B − bare)",
+	wire.ArmC: "both layers' cost (C − bare)",
 }
 
 // costText renders "+12.3 ms [11.9 ms, 12.8 ms] (Hodges–Lehmann, ...)".
-func costText(c model.Cost) string {
+func costText(c wire.Cost) string {
 	s := fmt.Sprintf("%s (Hodges–Lehmann, %.0f%% Wilcoxon interval; ratio of medians %s; p %.2g; %d pairs; unpaired Mann–Whitney p %.2g, n %d+%d)",
 		fmtEst(c.Diff, c.Unit, true), 100*c.Diff.Confidence, fmtRatio(c.Ratio), c.P, c.Pairs, c.UTest.P, c.UTest.N2, c.UTest.N1)
 	if !c.Achieved {
@@ -83,7 +83,7 @@ func costText(c model.Cost) string {
 	return s
 }
 
-func armCostsText(r *model.Run, f model.Finding, confidence float64) findingText {
+func armCostsText(r *wire.RunSummary, f wire.Finding, confidence float64) findingText {
 	cs := r.CellNamed(f.Cell)
 	var parts, ev []string
 	for _, a := range cs.Arms {
@@ -91,7 +91,7 @@ func armCostsText(r *model.Run, f model.Finding, confidence float64) findingText
 			parts = append(parts, fmt.Sprintf("%s no valid samples", a.Arm))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", a.Arm, fmtEst(a.Wall.Median, model.UnitNS, false)))
+		parts = append(parts, fmt.Sprintf("%s %s", a.Arm, fmtEst(a.Wall.Median, wire.UnitNS, false)))
 		tail := fmt.Sprintf("p99/median %.2f (%s)", a.Wall.TailRatio, a.Wall.TailBand)
 		if a.Wall.P99FromMax {
 			tail += ", p99 is about the maximum at this n"
@@ -104,7 +104,7 @@ func armCostsText(r *model.Run, f model.Finding, confidence float64) findingText
 			mem += fmt.Sprintf("; max RSS median %s", fmtBytes(a.MaxRSS.Median.Value))
 		}
 		ev = append(ev, fmt.Sprintf("%s (%s): n %d valid; wall median %s; p95 %s, p99 %s; %s; CPU median %s%s",
-			a.Arm, a.ArmKind, a.Wall.N, fmtEst(a.Wall.Median, model.UnitNS, false), fmtDur(a.Wall.P95), fmtDur(a.Wall.P99), tail, fmtDur(a.CPU.Median.Value), mem))
+			a.Arm, a.ArmKind, a.Wall.N, fmtEst(a.Wall.Median, wire.UnitNS, false), fmtDur(a.Wall.P95), fmtDur(a.Wall.P99), tail, fmtDur(a.CPU.Median.Value), mem))
 	}
 	claim := fmt.Sprintf("In cell %s, median wall time per arm (%.0f%% order-statistic intervals): %s.", cs.Name, 100*confidence, strings.Join(parts, "; "))
 	var costs []string
@@ -131,10 +131,10 @@ func armCostsText(r *model.Run, f model.Finding, confidence float64) findingText
 	return findingText{Title: fmt.Sprintf("Wall time and layer costs in cell %s", cs.Name), Claim: claim, Evidence: ev, NonClaims: nonClaims}
 }
 
-func decompositionText(r *model.Run, f model.Finding) findingText {
-	wall := f.Metric == model.MetricWall
+func decompositionText(r *wire.RunSummary, f wire.Finding) findingText {
+	wall := f.Metric == wire.MetricWall
 	var lines []string
-	byVerdict := map[model.Verdict][]string{}
+	byVerdict := map[wire.Verdict][]string{}
 	for _, v := range f.Verdicts {
 		it := r.CellNamed(v.Cell).InteractionOf(v.Metric)
 		byVerdict[v.Verdict] = append(byVerdict[v.Verdict], v.Cell)
@@ -150,7 +150,7 @@ func decompositionText(r *model.Run, f model.Finding) findingText {
 		what = "Memory (" + string(f.Metric) + ")"
 	}
 	var parts []string
-	for _, v := range []model.Verdict{model.Additive, model.NotAdditive, model.Inconclusive} {
+	for _, v := range []wire.Verdict{wire.Additive, wire.NotAdditive, wire.Inconclusive} {
 		if cells := byVerdict[v]; len(cells) > 0 {
 			parts = append(parts, fmt.Sprintf("%s in %s", v, strings.Join(cells, ", ")))
 		}
@@ -181,26 +181,26 @@ func decompositionText(r *model.Run, f model.Finding) findingText {
 }
 
 // toleranceRule says how the tolerance of an interaction was chosen.
-func toleranceRule(it *model.Interaction) string {
+func toleranceRule(it *wire.Interaction) string {
 	return fmt.Sprintf("max(%g%% of the bare median %s, floor %s)", it.TolerancePct, fmtUnit(it.BareMedian, it.Unit), fmtUnit(it.ToleranceFloor, it.Unit))
 }
 
 // reasonText says why an interaction got its verdict.
-func reasonText(it *model.Interaction) string {
+func reasonText(it *wire.Interaction) string {
 	tol := fmtUnit(it.Tolerance, it.Unit)
 	switch it.Reason {
-	case model.ReasonNoCompleteBlocks:
+	case wire.ReasonNoCompleteBlocks:
 		return "no block has a valid sample of all four arms"
-	case model.ReasonTooFewBlocks:
+	case wire.ReasonTooFewBlocks:
 		return fmt.Sprintf("%d complete blocks cannot give a %.0f%% interval", it.Blocks, 100*it.Confidence)
-	case model.ReasonDrifting:
+	case wire.ReasonDrifting:
 		return fmt.Sprintf("the interaction drifts across blocks (Spearman rho %.2f, p %.3g; trend %s over the run, tolerance %s)",
 			it.Drift.Rho, it.Drift.P, fmtSigned(it.Drift.SlopePerBlock*float64(it.Drift.BlockSpan), it.Unit), tol)
-	case model.ReasonWithinTolerance:
+	case wire.ReasonWithinTolerance:
 		return fmt.Sprintf("the %s interval lies within ±%s", pct(it.Estimate.Confidence), tol)
-	case model.ReasonBeyondTolerance:
+	case wire.ReasonBeyondTolerance:
 		return fmt.Sprintf("the %s interval lies entirely beyond ±%s", pct(it.Estimate.Confidence), tol)
-	case model.ReasonStraddles:
+	case wire.ReasonStraddles:
 		return fmt.Sprintf("the %.0f%% interval straddles the tolerance ±%s", 100*it.Estimate.Confidence, tol)
 	}
 	return string(it.Reason)
@@ -208,24 +208,24 @@ func reasonText(it *model.Interaction) string {
 
 // stoppingText says what more sampling would do for an inconclusive
 // interaction.
-func stoppingText(it *model.Interaction) string {
+func stoppingText(it *wire.Interaction) string {
 	sr := it.Stopping
 	tol := fmtUnit(it.Tolerance, it.Unit)
 	switch sr.Kind {
-	case model.StopMinBlocks:
+	case wire.StopMinBlocks:
 		if it.Blocks == 0 {
 			return fmt.Sprintf("needs at least %d complete blocks for a %.0f%% interval", sr.BlocksNeeded, 100*it.Confidence)
 		}
 		return fmt.Sprintf("needs at least %d complete blocks (%d more) for a %.0f%% interval", sr.BlocksNeeded, sr.AdditionalBlocks, 100*it.Confidence)
-	case model.StopNotExchangeable:
+	case wire.StopNotExchangeable:
 		return "more blocks of the same sampling will not settle it: the samples are not exchangeable across blocks; look for the drifting mechanism (warm-up, order, machine state) first"
-	case model.StopOnBoundary:
+	case wire.StopOnBoundary:
 		return fmt.Sprintf("the estimate sits on the tolerance boundary ±%s; no number of blocks of the same sampling settles it; choose a tolerance or a narrower design", tol)
-	case model.StopBeyondReach:
+	case wire.StopBeyondReach:
 		return fmt.Sprintf("more than 10^9 complete blocks would be needed for the interval to fall %s ±%s; more of the same sampling is impractical", sr.Side, tol)
-	case model.StopImpractical:
+	case wire.StopImpractical:
 		return fmt.Sprintf("about %d complete blocks (%d more) would be needed for the interval to fall %s ±%s; more of the same sampling is impractical", sr.BlocksNeeded, sr.AdditionalBlocks, sr.Side, tol)
-	case model.StopSettleable:
+	case wire.StopSettleable:
 		return fmt.Sprintf("about %d complete blocks (%d more) should bring the interval %s ±%s, if the spread stays as observed", sr.BlocksNeeded, sr.AdditionalBlocks, sr.Side, tol)
 	}
 	return string(sr.Kind)
@@ -240,7 +240,7 @@ func pct(conf float64) string {
 	return fmt.Sprintf("%.4g%%", 100*conf)
 }
 
-func kernelText(r *model.Run, f model.Finding) findingText {
+func kernelText(r *wire.RunSummary, f wire.Finding) findingText {
 	var ev []string
 	for _, name := range f.Cells {
 		cs := r.CellNamed(name)
@@ -256,19 +256,19 @@ func kernelText(r *model.Run, f model.Finding) findingText {
 	}
 	var claim string
 	switch f.Status {
-	case model.StatusHealthy:
+	case wire.StatusHealthy:
 		t := r.CellNamed(f.HealthyThrough)
 		claim = fmt.Sprintf("Kernel capture is healthy through %s (%d worker files, concurrency %d): every A/C sample in every calibrated cell matched its calibration exactly, with ringbuf_drops = 0, kernel_layer complete and cgroup_correlation clean.",
 			t.Name, t.KernelEvents, t.Concurrency)
-	case model.StatusHealthyThrough:
+	case wire.StatusHealthyThrough:
 		t := r.CellNamed(f.HealthyThrough)
 		claim = fmt.Sprintf("Kernel capture is healthy through %s (%d worker files) but not in %s.", t.Name, t.KernelEvents, strings.Join(f.Unhealthy, ", "))
-	case model.StatusNotHealthy:
+	case wire.StatusNotHealthy:
 		claim = fmt.Sprintf("Kernel capture is not healthy in %s.", strings.Join(f.Unhealthy, ", "))
 	default:
 		claim = "No cell has kernel calibration data, so capture completeness is not established by calibration."
 	}
-	if len(f.Uncalibrated) > 0 && f.Status != model.StatusUncalibrated {
+	if len(f.Uncalibrated) > 0 && f.Status != wire.StatusUncalibrated {
 		claim += fmt.Sprintf(" Cells without calibration data: %s.", strings.Join(f.Uncalibrated, ", "))
 	}
 	return findingText{
@@ -290,15 +290,15 @@ func span(lo, hi int) string {
 }
 
 // spansText describes the span retention of a cell.
-func spansText(f *model.SpanFidelity) string {
+func spansText(f *wire.SpanFidelity) string {
 	retained, dropped := span(f.RetainedMin, f.RetainedMax), span(f.DroppedMin, f.DroppedMax)
 	var t string
 	switch f.DroppedEnd {
-	case model.DroppedNone:
+	case wire.DroppedNone:
 		t = fmt.Sprintf("all %d requested span events retained in %d samples", f.Requested, f.Samples)
-	case model.DroppedOldest:
+	case wire.DroppedOldest:
 		t = fmt.Sprintf("retained %s/%d span events, dropped %s; the oldest events were dropped, the newest %s kept", retained, f.Requested, dropped, retained)
-	case model.DroppedNewest:
+	case wire.DroppedNewest:
 		t = fmt.Sprintf("retained %s/%d span events, dropped %s; the newest events were dropped, the oldest %s kept", retained, f.Requested, dropped, retained)
 	default:
 		t = fmt.Sprintf("retained %s/%d span events, dropped %s; which events were dropped differs between samples or is not a contiguous end", retained, f.Requested, dropped)
@@ -312,10 +312,10 @@ func spansText(f *model.SpanFidelity) string {
 	return t
 }
 
-func spansClippedText(cs *model.CellSummary) findingText {
+func spansClippedText(cs *wire.CellSummary) findingText {
 	f := cs.Spans
 	claim := fmt.Sprintf("At %s, OpenTelemetry span events are clipped: %s.", cs.Name, spansText(f))
-	if f.DroppedEnd == model.DroppedOldest {
+	if f.DroppedEnd == wire.DroppedOldest {
 		claim = fmt.Sprintf("At %s, OpenTelemetry retained %s/%d span events: the oldest events were dropped; the newest %s kept.",
 			cs.Name, span(f.RetainedMin, f.RetainedMax), f.Requested, span(f.RetainedMin, f.RetainedMax))
 	}
@@ -333,7 +333,7 @@ func spansClippedText(cs *model.CellSummary) findingText {
 }
 
 // noiseText states the A/A noise floor.
-func noiseText(nf *model.NoiseFloor, conf float64) string {
+func noiseText(nf *wire.NoiseFloor, conf float64) string {
 	t := fmt.Sprintf("%d of %d A/A intervals exclude 0 (false-difference rate %.0f%%, nominal %.0f%%); the median A/A interval half-width is %.1f%% of the median, so differences smaller than that are not distinguishable from noise at this budget",
 		nf.ExcludingZero, nf.Comparisons, 100*nf.FalseRate, 100*nf.NominalRate, 100*nf.MedianRelHalfWidth)
 	if nf.Uncounted > 0 {
@@ -342,7 +342,7 @@ func noiseText(nf *model.NoiseFloor, conf float64) string {
 	return t
 }
 
-func noiseEvidence(n *model.NoiseFloor) []string {
+func noiseEvidence(n *wire.NoiseFloor) []string {
 	var ev []string
 	for _, it := range n.Items {
 		if it.Diff.Confidence < 1-n.NominalRate-1e-9 {
@@ -359,7 +359,7 @@ func noiseEvidence(n *model.NoiseFloor) []string {
 
 // noiseCitation is the A/A false-difference rate of this run, cited
 // beside wall-time claims, or a note that none was measured.
-func noiseCitation(r *model.Run) string {
+func noiseCitation(r *wire.RunSummary) string {
 	if r.Noise == nil {
 		return "A/A noise floor: not measured in this run (vigil bench --aa measures it beside the arms)"
 	}
@@ -368,21 +368,21 @@ func noiseCitation(r *model.Run) string {
 
 // interferenceWhy says why a cell's interference counts as high; gate is
 // the run's interference gate (0: off).
-func interferenceWhy(ci *model.CellInterference, gate float64) string {
+func interferenceWhy(ci *wire.CellInterference, gate float64) string {
 	switch ci.HighReason {
-	case model.HighContendedShare:
-		return fmt.Sprintf("%d of %d samples were contended (more than %.0f%%)", ci.Contended, ci.Measured, 100*model.InterferenceHighShare)
-	case model.HighUsedOverLimit:
+	case wire.HighContendedShare:
+		return fmt.Sprintf("%d of %d samples were contended (more than %.0f%%)", ci.Contended, ci.Measured, 100*wire.InterferenceHighShare)
+	case wire.HighUsedOverLimit:
 		return fmt.Sprintf("%d of the %d samples used ran beside more than %.2f CPUs of other work", ci.UsedOver, ci.Used, ci.Limit)
-	case model.HighMedianNearGate:
+	case wire.HighMedianNearGate:
 		return fmt.Sprintf("the samples used ran beside a median %.2f CPUs of other work (over half the gate of %.2f)", ci.UsedMedianForeignCPUs, gate)
-	case model.HighMedianGateOff:
+	case wire.HighMedianGateOff:
 		return fmt.Sprintf("the samples used ran beside a median %.2f CPUs of other work, with the interference gate off", ci.UsedMedianForeignCPUs)
 	}
 	return string(ci.HighReason)
 }
 
-func interferenceText(r *model.Run, f model.Finding) findingText {
+func interferenceText(r *wire.RunSummary, f wire.Finding) findingText {
 	var ev []string
 	if h := r.HostState; h != nil {
 		for _, w := range h.Warnings {
@@ -406,7 +406,7 @@ func interferenceText(r *model.Run, f model.Finding) findingText {
 		gate = fmt.Sprintf("%.2f CPUs", r.MaxForeignCPUs)
 	}
 	claim := fmt.Sprintf("Host interference (gate %s): %s contended and re-measured; interference stayed low in every cell.", gate, plural(f.Contended, "sample was", "samples were"))
-	if f.Status == model.StatusHigh {
+	if f.Status == wire.StatusHigh {
 		claim = fmt.Sprintf("Host interference (gate %s): %s contended; interference stayed HIGH in %s, so wall-time verdicts there may describe the host rather than the arms.", gate, plural(f.Contended, "sample was", "samples were"), strings.Join(f.Cells, ", "))
 	}
 	return findingText{
@@ -420,7 +420,7 @@ func interferenceText(r *model.Run, f model.Finding) findingText {
 }
 
 // highCells lists the cells whose interference stayed high.
-func highCells(r *model.Run) []string {
+func highCells(r *wire.RunSummary) []string {
 	var out []string
 	for _, cs := range r.Cells {
 		if cs.Interference != nil && cs.Interference.High {
@@ -437,7 +437,7 @@ func figureOr(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func completenessText(r *model.Run, f model.Finding) findingText {
+func completenessText(r *wire.RunSummary, f wire.Finding) findingText {
 	var ev []string
 	for _, cs := range r.Cells {
 		for _, a := range cs.Arms {
@@ -456,7 +456,7 @@ func completenessText(r *model.Run, f model.Finding) findingText {
 	}
 	claim := fmt.Sprintf("Every cell (%s) reached its planned %d valid samples per arm; %s discarded (counted by reason below) and none entered the statistics.",
 		plural(len(r.Cells), "cell", "cells"), f.Planned, plural(f.Discarded, "sample was", "samples were"))
-	if f.Status == model.StatusIncomplete {
+	if f.Status == wire.StatusIncomplete {
 		var names []string
 		for _, a := range f.Incomplete {
 			names = append(names, a.Cell+"/"+a.Arm)
@@ -474,7 +474,7 @@ func completenessText(r *model.Run, f model.Finding) findingText {
 
 // sequentialText names the group-sequential design of a run and its
 // looks, or "" for a fixed-size run.
-func sequentialText(r *model.Run) string {
+func sequentialText(r *wire.RunSummary) string {
 	sq := r.Sequential
 	if sq == nil || len(sq.Looks) == 0 {
 		return ""

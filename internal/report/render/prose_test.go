@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 func TestNoiseEvidenceMarksUncountedItems(t *testing.T) {
 	lo, hi := -1e5, 1e5
-	nf := &model.NoiseFloor{NominalRate: 0.05, Items: []model.NoiseItem{
-		{Cell: "k100", Base: "A", Other: "A2", Metric: model.MetricWall, Unit: model.UnitNS, Pairs: 3, Diff: model.Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.75}},
-		{Cell: "control", Base: "A", Other: "A2", Metric: model.MetricWall, Unit: model.UnitNS, Pairs: 8, Diff: model.Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.961}, RelHalfWidth: 0.002},
+	nf := &wire.NoiseFloor{NominalRate: 0.05, Items: []wire.NoiseItem{
+		{Cell: "k100", Base: "A", Other: "A2", Metric: wire.MetricWall, Unit: wire.UnitNS, Pairs: 3, Diff: wire.Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.75}},
+		{Cell: "control", Base: "A", Other: "A2", Metric: wire.MetricWall, Unit: wire.UnitNS, Pairs: 8, Diff: wire.Est{Value: 1e4, Lower: &lo, Upper: &hi, Confidence: 0.961}, RelHalfWidth: 0.002},
 	}}
 	ev := noiseEvidence(nf)
 	if !strings.Contains(ev[0], "too few pairs for a 95% interval, not counted") || strings.Contains(ev[0], "half-width") {
@@ -24,7 +24,7 @@ func TestNoiseEvidenceMarksUncountedItems(t *testing.T) {
 
 // A noise floor with uncounted comparisons says so in words.
 func TestNoiseTextNamesUncounted(t *testing.T) {
-	nf := &model.NoiseFloor{Comparisons: 3, NominalRate: 0.05, Uncounted: 3}
+	nf := &wire.NoiseFloor{Comparisons: 3, NominalRate: 0.05, Uncounted: 3}
 	if got := noiseText(nf, 0.95); !strings.Contains(got, "(3 comparisons with too few pairs for a 95% interval are not counted)") {
 		t.Errorf("noise text %q does not name what was left out", got)
 	}

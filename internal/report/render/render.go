@@ -1,10 +1,10 @@
 // Package render writes the report outputs (summary.json, bmf.json,
 // bench.txt, findings.md, report.html and the terminal table) from a
-// model.Summary alone: it computes no statistics, it only words and
+// wire.Summary alone: it computes no statistics, it only words and
 // draws what the summary holds.
 package render
 
-import "vigil/internal/report/model"
+import "vigil/internal/wire"
 
 // Output file names.
 const (
@@ -22,7 +22,7 @@ type File struct {
 }
 
 // All renders every output file of a summary, in a fixed order.
-func All(s *model.Summary) ([]File, error) {
+func All(s *wire.Summary) ([]File, error) {
 	sum, err := SummaryJSON(s)
 	if err != nil {
 		return nil, err

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"vigil/internal/report/model"
 	"vigil/internal/wire"
 )
 
 // SummaryJSON encodes summary.json and checks it against
 // schema/summary.schema.json.
-func SummaryJSON(s *model.Summary) ([]byte, error) {
+func SummaryJSON(s *wire.Summary) ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("summary.json: %v", err)

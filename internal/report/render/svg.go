@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // Plots are built as data (element, attributes in order, tooltip, text)
@@ -64,10 +64,10 @@ func (p *svgPlot) circle(cx, cy float64, r, title string, kv ...string) {
 // Colours per arm kind, chosen to stay distinct for common colour-vision
 // deficiencies.
 var kindColor = map[string]string{
-	model.ArmBare: "#6b7280",
-	model.ArmA:    "#1d4ed8",
-	model.ArmB:    "#d97706",
-	model.ArmC:    "#7c3aed",
+	wire.ArmBare: "#6b7280",
+	wire.ArmA:    "#1d4ed8",
+	wire.ArmB:    "#d97706",
+	wire.ArmC:    "#7c3aed",
 }
 
 func colorOf(kind string) string {
@@ -79,9 +79,9 @@ func colorOf(kind string) string {
 
 // axisUnit picks a display unit for values of unit ("ns" or "bytes") whose
 // largest magnitude is maxAbs, returning the divisor and label.
-func axisUnit(unit model.Unit, maxAbs float64) (float64, string) {
+func axisUnit(unit wire.Unit, maxAbs float64) (float64, string) {
 	switch unit {
-	case model.UnitNS:
+	case wire.UnitNS:
 		switch {
 		case maxAbs >= 10e9:
 			return 1e9, "s"
@@ -91,7 +91,7 @@ func axisUnit(unit model.Unit, maxAbs float64) (float64, string) {
 			return 1e3, "µs"
 		}
 		return 1, "ns"
-	case model.UnitBytes:
+	case wire.UnitBytes:
 		switch {
 		case maxAbs >= 1<<30:
 			return 1 << 30, "GiB"
@@ -180,7 +180,7 @@ type stripGroup struct {
 
 // stripBox draws one row per group: jittered points, and a box from the
 // quartiles with whiskers to the extremes and a median line.
-func stripBox(title, axis string, unit model.Unit, groups []stripGroup) *svgPlot {
+func stripBox(title, axis string, unit wire.Unit, groups []stripGroup) *svgPlot {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, g := range groups {
 		for _, v := range g.values {
@@ -217,12 +217,12 @@ func stripBox(title, axis string, unit model.Unit, groups []stripGroup) *svgPlot
 
 type forestRow struct {
 	label, kind string
-	est         model.Est
+	est         wire.Est
 	note        string
 }
 
 // forest draws one estimate with its interval per row and a zero line.
-func forest(title, axis string, unit model.Unit, rows []forestRow) *svgPlot {
+func forest(title, axis string, unit wire.Unit, rows []forestRow) *svgPlot {
 	lo, hi := 0.0, 0.0
 	for _, r := range rows {
 		lo = math.Min(lo, math.Min(r.est.Value, finiteOr(r.est.Lo(), r.est.Value)))
@@ -255,7 +255,7 @@ func finiteOr(v, alt float64) float64 {
 
 // interactionPlot draws the per-block interaction against block index with
 // the tolerance band, the estimate and its interval.
-func interactionPlot(title string, it *model.Interaction) *svgPlot {
+func interactionPlot(title string, it *wire.Interaction) *svgPlot {
 	if len(it.PerBlock) == 0 {
 		return nil
 	}
@@ -310,7 +310,7 @@ func interactionPlot(title string, it *model.Interaction) *svgPlot {
 // each sample (top) and the CPUs busy outside it (bottom), with the gate
 // as a line; contended samples are marked, so a hog shows as a band of
 // both.
-func interferencePlot(title string, ci *model.CellInterference, gate float64) *svgPlot {
+func interferencePlot(title string, ci *wire.CellInterference, gate float64) *svgPlot {
 	if ci == nil || len(ci.Points) == 0 {
 		return nil
 	}
@@ -325,7 +325,7 @@ func interferencePlot(title string, ci *model.CellInterference, gate float64) *s
 			fmax = math.Max(fmax, *p.ForeignCPUs)
 		}
 	}
-	div, ul := axisUnit(model.UnitNS, wmax)
+	div, ul := axisUnit(wire.UnitNS, wmax)
 	w, h := 560.0, 300.0
 	left, right, top, mid, bottom := 64.0, 16.0, 14.0, 150.0, 34.0
 	px := func(t float64) float64 { return left + (t-t0)/(t1-t0)*(w-left-right-20) + 10 }
@@ -352,7 +352,7 @@ func interferencePlot(title string, ci *model.CellInterference, gate float64) *s
 		if pt.Contended {
 			style = []string{"fill", "none", "stroke", fill, "stroke-width", "1.5"}
 		}
-		label := fmt.Sprintf("%s at %.1f s: %s", pt.Arm, pt.Seconds, fmtUnit(float64(pt.WallNS), model.UnitNS))
+		label := fmt.Sprintf("%s at %.1f s: %s", pt.Arm, pt.Seconds, fmtUnit(float64(pt.WallNS), wire.UnitNS))
 		p.circle(px(pt.Seconds), wy(float64(pt.WallNS)), "2.8", label, style...)
 		if pt.ForeignCPUs != nil {
 			p.circle(px(pt.Seconds), fy(*pt.ForeignCPUs), "2.8", fmt.Sprintf("%s; %.2f foreign CPUs", label, *pt.ForeignCPUs), style...)

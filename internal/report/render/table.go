@@ -6,12 +6,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // Table prints the terminal summary: per run and cell, one row per arm,
 // then decomposition verdicts and fidelity.
-func Table(w io.Writer, s *model.Summary) error {
+func Table(w io.Writer, s *wire.Summary) error {
 	ci := pct(s.Options.Confidence) + " CI"
 	for _, r := range s.Runs {
 		fmt.Fprintf(w, "== %s  seed %d  blocks %d  samples %d\n", orDash(r.HostClass), r.Seed, r.Blocks, r.Samples)
@@ -26,7 +26,7 @@ func Table(w io.Writer, s *model.Summary) error {
 				}
 				wall, tail, cpu, rss, peak := "-", "-", "-", "-", "-"
 				if a.Wall != nil {
-					wall = fmtEst(a.Wall.Median, model.UnitNS, false)
+					wall = fmtEst(a.Wall.Median, wire.UnitNS, false)
 					tail = fmt.Sprintf("%.2f %s", a.Wall.TailRatio, a.Wall.TailBand)
 					if a.Wall.P99FromMax {
 						tail += "*"

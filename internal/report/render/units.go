@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"vigil/internal/report/model"
+	"vigil/internal/wire"
 )
 
 // Units are printed as people read them (12.34 ms, 4.74 MiB) with a
@@ -13,7 +13,7 @@ import (
 
 // fmtUnit renders a value in its unit for people: durations in ns/µs/ms/s,
 // sizes in B/KiB/MiB/GiB.
-func fmtUnit(v float64, unit model.Unit) string {
+func fmtUnit(v float64, unit wire.Unit) string {
 	if math.IsInf(v, 1) {
 		return "+∞"
 	}
@@ -21,9 +21,9 @@ func fmtUnit(v float64, unit model.Unit) string {
 		return "−∞"
 	}
 	switch unit {
-	case model.UnitNS:
+	case wire.UnitNS:
 		return fmtDur(v)
-	case model.UnitBytes:
+	case wire.UnitBytes:
 		return fmtBytes(v)
 	}
 	return fmt.Sprintf("%.4g", v)
@@ -60,7 +60,7 @@ func fmtBytes(b float64) string {
 }
 
 // fmtSigned is fmtUnit with an explicit sign.
-func fmtSigned(v float64, unit model.Unit) string {
+func fmtSigned(v float64, unit wire.Unit) string {
 	s := fmtUnit(v, unit)
 	if v > 0 || (v == 0 && !math.Signbit(v)) {
 		return "+" + s
@@ -72,7 +72,7 @@ func fmtSigned(v float64, unit model.Unit) string {
 }
 
 // fmtEst renders "value [lo, hi]".
-func fmtEst(e model.Est, unit model.Unit, signed bool) string {
+func fmtEst(e wire.Est, unit wire.Unit, signed bool) string {
 	f := fmtUnit
 	if signed {
 		f = fmtSigned
@@ -86,7 +86,7 @@ func fmtEst(e model.Est, unit model.Unit, signed bool) string {
 // fmtRatio renders a ratio estimate "1.23× [1.10, 1.31]". A ratio that
 // does not exist (zero base median, no pairs) is stored as value 0 with
 // no bounds and confidence 0; it is named, not printed as 0.
-func fmtRatio(e model.Est) string {
+func fmtRatio(e wire.Est) string {
 	if e.Lower == nil && e.Upper == nil && e.Confidence == 0 {
 		return "undefined (base median 0 or no pairs)"
 	}

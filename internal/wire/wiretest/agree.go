@@ -6,18 +6,71 @@ package wiretest
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"vigil/internal/wire"
 )
 
-// Enums lists, for a named string type, every value the program may write.
-// Agree requires the schema to allow exactly these values wherever a field
-// has that type.
-type Enums map[reflect.Type][]string
+// Enums lists, for a named string type (by its qualified name, e.g.
+// "wire.Kind"), every value the program may write. Agree requires the
+// schema to allow exactly these values wherever a field has that type.
+type Enums map[string][]string
+
+// ConstEnums reads the Go files of the package in dir and returns, for
+// each named string type of package pkg, the values of the constants
+// declared with that type: the enumerations as the code defines them, so a
+// new constant is held against the schemas without being listed anywhere.
+func ConstEnums(dir, pkg string) (Enums, error) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	out := Enums{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				typ, ok := vs.Type.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					val, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						return nil, err
+					}
+					key := pkg + "." + typ.Name
+					out[key] = append(out[key], val)
+				}
+			}
+		}
+	}
+	return out, nil
+}
 
 // Agree compares the Go type of v (a struct, or a pointer to one) with the
 // schema named name, and returns every disagreement, one line each:
@@ -28,7 +81,8 @@ type Enums map[reflect.Type][]string
 //     require, or a field that may be left out (omitempty) that it requires;
 //   - a JSON type that differs (string, integer, number, boolean, array,
 //     object);
-//   - an enumeration that differs from enums.
+//   - a schema enumeration allowing a value Go does not define, or a Go
+//     value of an enumeration that no place of the schema allows.
 //
 // Types with their own MarshalJSON (Bytes) are checked only for presence.
 func Agree(v any, name string, enums Enums) ([]string, error) {
@@ -48,6 +102,7 @@ func AgreeSchema(v any, name string, raw []byte, enums Enums) ([]string, error) 
 	}
 	c := &checker{docs: map[string]map[string]any{name: doc}, enums: enums}
 	c.check(name, "$", reflect.TypeOf(v), doc)
+	c.finish(name)
 	return c.errs, nil
 }
 
@@ -55,6 +110,8 @@ type checker struct {
 	docs  map[string]map[string]any
 	enums Enums
 	errs  []string
+	// seen is, per enumeration, the values some place of the schema allows.
+	seen map[string]map[string]bool
 }
 
 var marshaler = reflect.TypeFor[json.Marshaler]()
@@ -116,12 +173,18 @@ func (c *checker) resolve(doc string, node map[string]any) (string, map[string]a
 	return doc, node
 }
 
+// variant is a subschema and the document its "$ref"s resolve in.
+type variant struct {
+	doc string
+	m   map[string]any
+}
+
 // variants is node and every subschema that may describe the same value:
 // allOf members, oneOf/anyOf alternatives and if/then/else branches, each
 // resolved. Alternatives that only admit null are left out.
-func (c *checker) variants(doc string, node map[string]any) []map[string]any {
+func (c *checker) variants(doc string, node map[string]any) []variant {
 	doc, node = c.resolve(doc, node)
-	out := []map[string]any{node}
+	out := []variant{{doc, node}}
 	for _, key := range []string{"allOf", "oneOf", "anyOf"} {
 		list, _ := node[key].([]any)
 		for _, sub := range list {
@@ -144,9 +207,10 @@ func onlyNull(m map[string]any) bool {
 }
 
 // types is the union of "type" over the variants; nil when none says.
-func types(vs []map[string]any) []string {
+func types(vs []variant) []string {
 	var out []string
-	for _, v := range vs {
+	for _, vr := range vs {
+		v := vr.m
 		switch t := v["type"].(type) {
 		case string:
 			out = append(out, t)
@@ -228,7 +292,7 @@ func (c *checker) check(doc, path string, gt reflect.Type, node map[string]any) 
 		c.errorf(path, "Go %s writes JSON %s, schema says %s", gt, want, strings.Join(ts, "|"))
 		return
 	}
-	if values, ok := c.enums[gt]; ok {
+	if values, ok := c.enums[gt.String()]; ok {
 		c.checkEnum(path, gt, values, vs)
 	}
 	switch gt.Kind() {
@@ -237,30 +301,35 @@ func (c *checker) check(doc, path string, gt reflect.Type, node map[string]any) 
 			return
 		}
 		for _, v := range vs {
-			if items, ok := v["items"].(map[string]any); ok {
-				c.check(doc, path+"[]", gt.Elem(), items)
+			if items, ok := v.m["items"].(map[string]any); ok {
+				c.check(v.doc, path+"[]", gt.Elem(), items)
 			}
 		}
 	case reflect.Map:
 		for _, v := range vs {
-			if ap, ok := v["additionalProperties"].(map[string]any); ok {
-				c.check(doc, path+"{}", gt.Elem(), ap)
+			if ap, ok := v.m["additionalProperties"].(map[string]any); ok {
+				c.check(v.doc, path+"{}", gt.Elem(), ap)
 			}
-			if pn, ok := v["propertyNames"].(map[string]any); ok {
-				if values, ok := c.enums[gt.Key()]; ok {
-					c.checkEnum(path+" keys", gt.Key(), values, c.variants(doc, pn))
+			if pn, ok := v.m["propertyNames"].(map[string]any); ok {
+				if values, ok := c.enums[gt.Key().String()]; ok {
+					c.checkEnum(path+" keys", gt.Key(), values, c.variants(v.doc, pn))
 				}
 			}
 		}
 	case reflect.Struct:
-		c.checkStruct(doc, path, gt, vs)
+		c.checkStruct(path, gt, vs)
 	}
 }
 
-func (c *checker) checkEnum(path string, gt reflect.Type, values []string, vs []map[string]any) {
+// checkEnum holds one place's allowed values against the Go values: a
+// place may narrow the enumeration (a memory metric field allows only the
+// memory metrics) but never allow a value Go does not define. The union
+// over all places is compared with the Go values at the end (see finish).
+func (c *checker) checkEnum(path string, gt reflect.Type, values []string, vs []variant) {
 	var allowed []string
 	found := false
-	for _, v := range vs {
+	for _, vr := range vs {
+		v := vr.m
 		if e, ok := v["enum"].([]any); ok {
 			found = true
 			for _, x := range e {
@@ -278,12 +347,46 @@ func (c *checker) checkEnum(path string, gt reflect.Type, values []string, vs []
 		c.errorf(path, "Go %s is an enumeration (%s); the schema does not enumerate it", gt, strings.Join(values, ", "))
 		return
 	}
-	slices.Sort(allowed)
-	allowed = slices.Compact(allowed)
-	want := slices.Clone(values)
-	slices.Sort(want)
-	if !slices.Equal(allowed, want) {
-		c.errorf(path, "Go %s values [%s], schema enum [%s]", gt, strings.Join(want, " "), strings.Join(allowed, " "))
+	var unknown []string
+	for _, a := range allowed {
+		if !slices.Contains(values, a) {
+			unknown = append(unknown, a)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		c.errorf(path, "schema allows [%s], which Go %s does not define", strings.Join(slices.Compact(unknown), " "), gt)
+	}
+	if c.seen == nil {
+		c.seen = map[string]map[string]bool{}
+	}
+	name := gt.String()
+	if c.seen[name] == nil {
+		c.seen[name] = map[string]bool{}
+	}
+	for _, a := range allowed {
+		c.seen[name][a] = true
+	}
+}
+
+// finish reports, for each enumeration the schema uses, the Go values no
+// place of the schema allows.
+func (c *checker) finish(name string) {
+	types := make([]string, 0, len(c.seen))
+	for t := range c.seen {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		var missing []string
+		for _, v := range c.enums[t] {
+			if !c.seen[t][v] {
+				missing = append(missing, v)
+			}
+		}
+		if len(missing) > 0 {
+			c.errorf(name, "Go %s values [%s] are allowed nowhere in the schema", t, strings.Join(missing, " "))
+		}
 	}
 }
 
@@ -322,16 +425,17 @@ func fields(t reflect.Type) []jsonField {
 	return out
 }
 
-func (c *checker) checkStruct(doc, path string, gt reflect.Type, vs []map[string]any) {
-	props := map[string]map[string]any{}
+func (c *checker) checkStruct(path string, gt reflect.Type, vs []variant) {
+	props := map[string]variant{}
 	required := map[string]bool{}
 	closed := false
-	for i, v := range vs {
+	for i, vr := range vs {
+		v := vr.m
 		if p, ok := v["properties"].(map[string]any); ok {
 			for k, s := range p {
 				if m, ok := s.(map[string]any); ok {
 					if _, seen := props[k]; !seen {
-						props[k] = m
+						props[k] = variant{vr.doc, m}
 					}
 				}
 			}
@@ -341,7 +445,7 @@ func (c *checker) checkStruct(doc, path string, gt reflect.Type, vs []map[string
 		}
 		// Only unconditional requirements: the node itself and its allOf
 		// members (variants lists those right after the node).
-		if i == 0 || isAllOfMember(vs[0], v) {
+		if i == 0 || isAllOfMember(vs[0].m, v) {
 			if r, ok := v["required"].([]any); ok {
 				for _, x := range r {
 					if s, ok := x.(string); ok {
@@ -369,7 +473,7 @@ func (c *checker) checkStruct(doc, path string, gt reflect.Type, vs []map[string
 		case f.omitEmpty && required[f.name]:
 			c.errorf(fp, "may be left out (omitempty) but the schema requires it")
 		}
-		c.check(doc, fp, f.typ, s)
+		c.check(s.doc, fp, f.typ, s.m)
 	}
 	var extra []string
 	for k := range props {

@@ -1,40 +1,31 @@
-// Package model is the content of summary.json: the typed result of the
-// report analysis. It holds everything the renderers need (statistics,
-// verdicts, typed findings and the per-block values of every arm) and no
-// prose, so that every output can be rendered again from summary.json
-// alone. Only data and pure accessors belong here.
-package model
+package wire
+
+// summary.json: the typed result of the report analysis. It holds
+// everything the renderers need (statistics, verdicts, typed findings and
+// the per-block values of every arm) and no prose, so that every output can
+// be rendered again from summary.json alone. Only data and pure accessors
+// belong here.
 
 import (
 	"math"
-
-	"vigil/internal/wire"
 )
 
 // SummarySchema is the schema id of summary.json. v2: typed findings,
 // verdict reasons and stopping rules as codes, per-block values.
 const SummarySchema = "vigil.summary/v2"
 
-// Arm kinds, as in the plan.
-const (
-	ArmBare = wire.ArmBare
-	ArmA    = wire.ArmA
-	ArmB    = wire.ArmB
-	ArmC    = wire.ArmC
-)
-
 // Summary is the content of summary.json.
 type Summary struct {
-	Schema   string    `json:"schema"`
-	Vigil    string    `json:"vigil_version"`
-	Inputs   []string  `json:"inputs"`
-	Options  Options   `json:"options"`
-	Runs     []*Run    `json:"runs"`
-	Findings []Finding `json:"findings"`
+	Schema   string        `json:"schema"`
+	Vigil    string        `json:"vigil_version"`
+	Inputs   []string      `json:"inputs"`
+	Options  ReportOptions `json:"options"`
+	Runs     []*RunSummary `json:"runs"`
+	Findings []Finding     `json:"findings"`
 }
 
-// Options are the statistical settings the summary was computed with.
-type Options struct {
+// ReportOptions are the statistical settings the summary was computed with.
+type ReportOptions struct {
 	Confidence    float64 `json:"confidence"`
 	TolerancePct  float64 `json:"tolerance_pct"`
 	WallFloorNS   float64 `json:"wall_floor_ns"`
@@ -43,10 +34,10 @@ type Options struct {
 	Alpha         float64 `json:"alpha"`
 }
 
-// Run is one host_class + plan seed; statistics never cross runs.
-type Run struct {
+// RunSummary is one host_class + plan seed; statistics never cross runs.
+type RunSummary struct {
 	HostClass string            `json:"host_class"`
-	Host      wire.BenchHost    `json:"host"`
+	Host      BenchHost         `json:"host"`
 	Seed      int64             `json:"seed"`
 	Shards    []string          `json:"shards"`
 	Versions  map[string]string `json:"versions"`
@@ -60,16 +51,16 @@ type Run struct {
 	Noise     *NoiseFloor       `json:"noise_floor,omitempty"`
 	// HostState is the host before the run (plan.json); MaxForeignCPUs
 	// the interference gate it ran with (0: off).
-	HostState      *wire.HostState `json:"host_state,omitempty"`
-	MaxForeignCPUs float64         `json:"max_foreign_cpus"`
+	HostState      *HostState `json:"host_state,omitempty"`
+	MaxForeignCPUs float64    `json:"max_foreign_cpus"`
 	// Sequential is the group-sequential design of the run, if any: its
 	// last look's level decides the decomposition verdicts.
-	Sequential *wire.Sequential `json:"sequential,omitempty"`
+	Sequential *Sequential `json:"sequential,omitempty"`
 }
 
 // CellSummary holds everything computed for one cell of a run.
 type CellSummary struct {
-	wire.Cell
+	Cell
 	Arms []*ArmSummary `json:"arms"`
 	// MemoryMetric is the memory metric compared and decomposed in this
 	// cell: tree_peak_bytes when every valid sample has it, else
@@ -563,7 +554,7 @@ type Cost struct {
 }
 
 // CellNamed returns the run's cell of that name, or nil.
-func (r *Run) CellNamed(name string) *CellSummary {
+func (r *RunSummary) CellNamed(name string) *CellSummary {
 	for _, c := range r.Cells {
 		if c.Name == name {
 			return c
