@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"vigil/internal/atomicfile"
 	"vigil/internal/report/render"
 	"vigil/internal/wire"
 )
@@ -91,8 +91,9 @@ func WriteFromSummary(outDir string, s *wire.Summary) error {
 func WriteTable(w io.Writer, s *wire.Summary) error { return render.Table(w, s) }
 
 // writeOutputs renders every output of s and writes them into outDir.
-// Nothing is written unless every output renders: files go to
-// temporaries first and are renamed into place at the end.
+// Nothing is written unless every output renders and every temporary file
+// is complete: each output goes to its own atomicfile first, and all are
+// committed only at the end.
 func writeOutputs(outDir string, s *wire.Summary) error {
 	files, err := render.All(s)
 	if err != nil {
@@ -101,25 +102,33 @@ func writeOutputs(outDir string, s *wire.Summary) error {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("%s: %v", outDir, errText(err))
 	}
-	var tmps []string
-	cleanup := func() {
-		for _, t := range tmps {
-			os.Remove(t)
+	pending := make([]*atomicfile.File, 0, len(files))
+	abort := func() {
+		for _, f := range pending {
+			if f != nil {
+				f.Abort()
+			}
 		}
 	}
 	for _, f := range files {
-		t, err := writeTemp(outDir, f.Name, f.Data)
+		path := filepath.Join(outDir, f.Name)
+		af, err := atomicfile.Open(path, atomicfile.Options{})
 		if err != nil {
-			cleanup()
+			abort()
 			return err
 		}
-		tmps = append(tmps, t)
-	}
-	for i, f := range files {
-		if err := os.Rename(tmps[i], filepath.Join(outDir, f.Name)); err != nil {
-			cleanup()
-			return fmt.Errorf("%s: %v", filepath.Join(outDir, f.Name), err)
+		pending = append(pending, af)
+		if _, err := af.Write(f.Data); err != nil {
+			abort()
+			return fmt.Errorf("%s: %v", path, err)
 		}
+	}
+	for i, af := range pending {
+		if err := af.Commit(); err != nil {
+			abort()
+			return err
+		}
+		pending[i] = nil
 	}
 	return nil
 }
@@ -127,23 +136,4 @@ func writeOutputs(outDir string, s *wire.Summary) error {
 // oneLine joins a multi-line error into one line.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-func writeTemp(dir, name string, data []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", filepath.Join(dir, name), errText(err))
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("%s: %v", filepath.Join(dir, name), err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("%s: %v", filepath.Join(dir, name), err)
-	}
-	return f.Name(), nil
 }

@@ -31,7 +31,9 @@ func (r *run) prepareSDKLog() (string, error) {
 		}
 		return p, f.Close()
 	}
-	f, err := os.CreateTemp("", "vigil-sdk-"+r.o.RunID+"-*.ndjson")
+	// The pid in the name lets a later run remove the file when this one
+	// is killed before it can (removeStaleSDKLogs).
+	f, err := os.CreateTemp("", fmt.Sprintf("vigil-sdk-%d-%s-*.ndjson", os.Getpid(), r.o.RunID))
 	if err != nil {
 		return "", fail("creating the SDK event log: %v", err)
 	}
@@ -113,7 +115,21 @@ func archiveTempName(dst string, pid int, runID string) string {
 // writer may still run is kept. It returns the names removed.
 func removeStaleTemps(dst string) []string {
 	dir, base := filepath.Dir(dst), filepath.Base(dst)
-	re := regexp.MustCompile(`^\.{1,2}` + regexp.QuoteMeta(base) + `\.tmp-([0-9]+)-`)
+	return removeStale(dir, regexp.MustCompile(`^\.{1,2}`+regexp.QuoteMeta(base)+`\.tmp-([0-9]+)-`))
+}
+
+// staleSDKLog matches the private SDK logs of prepareSDKLog.
+var staleSDKLog = regexp.MustCompile(`^vigil-sdk-([0-9]+)-.*\.ndjson$`)
+
+// removeStaleSDKLogs removes private SDK logs in dir (the temporary
+// directory) left by a vigil that was killed before it could remove its
+// own. It returns the names removed.
+func removeStaleSDKLogs(dir string) []string { return removeStale(dir, staleSDKLog) }
+
+// removeStale removes the regular files in dir whose name matches re,
+// with re's first group the pid of the vigil that wrote them, when that
+// process is gone.
+func removeStale(dir string, re *regexp.Regexp) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil

@@ -172,6 +172,9 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if temps := removeStaleTemps(o.ArchivePath); len(temps) > 0 {
 		o.logf("removed %d temporary file(s) of killed vigil runs beside %s: %v", len(temps), o.ArchivePath, temps)
 	}
+	if logs := removeStaleSDKLogs(os.TempDir()); len(logs) > 0 {
+		o.logf("removed %d SDK event log(s) of killed vigil runs in %s: %v", len(logs), os.TempDir(), logs)
+	}
 	if r.session, err = cgroup.Create(parent, o.RunID); err != nil {
 		return nil, fail("%v", err)
 	}
