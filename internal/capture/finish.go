@@ -102,7 +102,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		RingFull:      cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_DROP),
 		SlotsBusy:     cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_BUSY),
 		Late:          cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_LATE),
-		Untracked:     sumKinds(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
+		Untracked:     wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
 		LiveTasks:     live,
 		Compat:        cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
 		Drops:         map[wire.Kind]uint64{},
@@ -144,7 +144,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		}
 	}
 	if res.DrainProven {
-		if total := sumKinds(res.Emitted); total != res.Records {
+		if total := wire.Total(res.Emitted); total != res.Records {
 			res.DrainProven = false
 			res.DrainDetail = fmt.Sprintf("the kernel emitted %d records but %d were read: a session task emitted after the drain (was the session cgroup empty?)", total, res.Records)
 		}
@@ -173,12 +173,4 @@ func (c *Capture) programMisses() map[string]uint64 {
 		}
 	}
 	return out
-}
-
-func sumKinds(m map[wire.Kind]uint64) uint64 {
-	var n uint64
-	for _, v := range m {
-		n += v
-	}
-	return n
 }

@@ -137,7 +137,7 @@ func buildCorrelation(in HealthInput, counts map[wire.Kind]uint64) wire.CgroupCo
 		c.Reasons = append(c.Reasons, "child was not placed in the session cgroup before exec")
 	}
 	if in.OutsideEvents > 0 {
-		total := sum(counts)
+		total := wire.Total(counts)
 		// When nothing recorded belongs to the session, the events describe
 		// some other workload: the correlation failed rather than leaked.
 		if in.OutsideEvents >= total {
@@ -183,7 +183,7 @@ func buildCorrelation(in HealthInput, counts map[wire.Kind]uint64) wire.CgroupCo
 // could count: no drops, decode errors, skipped probe runs or sequence
 // gaps, and a proven drain.
 func kernelLossless(in HealthInput) bool {
-	return sum(in.Drops) == 0 && in.DecodeErrors == 0 && sumProbes(in.ProgramMisses) == 0 &&
+	return wire.Total(in.Drops) == 0 && in.DecodeErrors == 0 && sumProbes(in.ProgramMisses) == 0 &&
 		in.SeqGaps == 0 && in.DrainProven
 }
 
@@ -216,7 +216,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 	if d := h.RingbufDrops; d.Total > 0 {
 		r := fmt.Sprintf("ring buffer dropped %d events (%s)", d.Total, nonZero(d.PerKind))
 		if c := d.Causes; c != nil {
-			r += fmt.Sprintf("; causes: ring buffer full %d, record slots busy %d, after the capture closed %d", sum(c.RingFull), sum(c.SlotsBusy), sum(c.AfterClose))
+			r += fmt.Sprintf("; causes: ring buffer full %d, record slots busy %d, after the capture closed %d", wire.Total(c.RingFull), wire.Total(c.SlotsBusy), wire.Total(c.AfterClose))
 		}
 		k.Reasons = append(k.Reasons, r)
 	}
@@ -235,7 +235,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 	if h.ReadFaults > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events have a part missing: a memory read failed, or a path or argument list was longer than the capture keeps", h.ReadFaults))
 	}
-	if n := sum(h.CompatSyscalls); n > 0 {
+	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
 	}
 	if h.UntrackedTasks > 0 {
@@ -253,7 +253,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d sequence numbers missing from the archive", h.SeqGaps))
 	}
 	if h.Emitted != nil {
-		emitted, archived := sum(h.Emitted), sum(h.Counts)
+		emitted, archived := wire.Total(h.Emitted), wire.Total(h.Counts)
 		if emitted != archived+h.DecodeErrors {
 			k.Reasons = append(k.Reasons, fmt.Sprintf("kernel emitted %d events but the archive holds %d and %d failed to decode", emitted, archived, h.DecodeErrors))
 		}
@@ -416,14 +416,6 @@ func copyKinds(m map[wire.Kind]uint64) map[wire.Kind]uint64 {
 		out[k] = v
 	}
 	return out
-}
-
-func sum(m map[wire.Kind]uint64) uint64 {
-	var t uint64
-	for _, v := range m {
-		t += v
-	}
-	return t
 }
 
 // nonZero renders the non-zero entries of m as "k: n, ..." in key order.

@@ -58,7 +58,7 @@ func (s Summary) Text() string {
 		p("first decode error  %s\n", h.DecodeDetail)
 	}
 	p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
-	if n := sum(h.CompatSyscalls); n > 0 {
+	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		p("32-bit syscalls     %d counted, not decoded: %s\n", n, kindList(h.CompatSyscalls))
 	}
 	p("skipped probe runs  %s\n", probeList(h.ProgramMisses))

@@ -36,6 +36,15 @@ var Kinds = []Kind{
 	KindConnect, KindSend, KindBind, KindListen, KindCgroupMigrate, KindIOUring,
 }
 
+// Total is the sum of per-kind counts.
+func Total(m map[Kind]uint64) uint64 {
+	var t uint64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
 // FileOpKinds are the kinds whose payload is FileOp.
 var FileOpKinds = []Kind{KindUnlink, KindRmdir, KindMkdir, KindMknod, KindRename, KindLink, KindSymlink, KindChmod, KindChown, KindTruncate}
 

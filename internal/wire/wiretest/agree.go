@@ -11,10 +11,12 @@ import (
 	"go/token"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 
 	"vigil/internal/wire"
 )
@@ -495,4 +497,36 @@ func isAllOfMember(root, v map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// WireEnums is ConstEnums of package wire itself, found beside this
+// package's source, so a test anywhere can hold its types against the
+// enumerations wire defines.
+func WireEnums() (Enums, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return nil, fmt.Errorf("wiretest: cannot locate package wire's source")
+	}
+	return ConstEnums(filepath.Join(filepath.Dir(file), ".."), "wire")
+}
+
+// Require fails t with every disagreement between v's type and schema
+// (see Agree), using wire's enumerations, after adjust (if not nil) has
+// widened or narrowed them for this document.
+func Require(t testing.TB, v any, schema string, adjust func(Enums)) {
+	t.Helper()
+	enums, err := WireEnums()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(enums)
+	}
+	errs, err := Agree(v, schema, enums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 {
+		t.Errorf("%T and %s.schema.json disagree:\n%s", v, schema, strings.Join(errs, "\n"))
+	}
 }
