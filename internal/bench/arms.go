@@ -9,14 +9,14 @@ import (
 )
 
 // Kinds lists the arm kinds in canonical order.
-var Kinds = []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC}
+var Kinds = []wire.ArmKind{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC}
 
 // ParseArms turns "--arms bare,A,B,C,B@collector" into labels, kinds and
 // exports. B and C write their spans to a file; B@collector and
 // C@collector send them to a real collector instead (wire.ExportOf). An
 // arm may repeat for an A/A noise-floor run: its second occurrence is
 // labelled ARM2, the third ARM3, and so on.
-func ParseArms(list []string) (labels, kinds, exports []string, err error) {
+func ParseArms(list []string) (labels []string, kinds []wire.ArmKind, exports []string, err error) {
 	count := map[string]int{}
 	for _, a := range list {
 		a = strings.TrimSpace(a)
@@ -30,9 +30,9 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 			}
 			name, export = base, wire.ExportCollector
 		}
-		kind := ""
+		kind := wire.ArmKind("")
 		for _, k := range Kinds {
-			if strings.EqualFold(name, k) {
+			if strings.EqualFold(name, string(k)) {
 				kind = k
 			}
 		}
@@ -45,7 +45,7 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 		if export == wire.ExportCollector && !usesOTel(kind) {
 			return nil, nil, nil, fmt.Errorf("--arms: %q: only the traced arms B and C export to a collector", a)
 		}
-		base := kind
+		base := string(kind)
 		if export == wire.ExportCollector {
 			base += wire.CollectorSuffix
 		}
@@ -65,10 +65,10 @@ func ParseArms(list []string) (labels, kinds, exports []string, err error) {
 }
 
 // usesRunner reports whether an arm kind runs under vigil record.
-func usesRunner(kind string) bool { return kind == wire.ArmA || kind == wire.ArmC }
+func usesRunner(kind wire.ArmKind) bool { return kind == wire.ArmA || kind == wire.ArmC }
 
 // usesOTel reports whether an arm kind has tracing on.
-func usesOTel(kind string) bool { return kind == wire.ArmB || kind == wire.ArmC }
+func usesOTel(kind wire.ArmKind) bool { return kind == wire.ArmB || kind == wire.ArmC }
 
 // samplePaths are the files one sample's command writes, all inside the
 // sample's private directory.
@@ -93,7 +93,7 @@ type samplePaths struct {
 //
 // otlp is the collector endpoint of a collector arm: the agent sends its
 // spans there instead of writing p.Trace.
-func armCommand(vigil string, kind string, cell wire.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
+func armCommand(vigil string, kind wire.ArmKind, cell wire.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
 	otel := usesOTel(kind)
 	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
 	var work []string

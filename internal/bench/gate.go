@@ -15,7 +15,7 @@ import (
 // its directory is removed.
 type sampleRun struct {
 	m        Measurement
-	kind     string
+	kind     wire.ArmKind
 	cell     wire.Cell
 	userMode bool
 	paths    samplePaths
@@ -84,7 +84,7 @@ func assess(s *wire.Sample, ev sampleRun) {
 // checkResult compares the agent's own account with what the cell asked
 // for, and takes the span numbers from it.
 func checkResult(r *wire.AgentResult, ev sampleRun, s *wire.Sample, fail func(string, ...any)) {
-	if r.Status != "ok" {
+	if r.Status != wire.StatusOK {
 		fail("agent status %q: %s", r.Status, r.Error)
 	}
 	want := usesOTel(ev.kind)
@@ -162,10 +162,10 @@ func checkRunner(s *wire.Sample, ev sampleRun, res *wire.AgentResult, fail func(
 		RingbufDrops:      h.RingbufDrops.Total,
 		Reasons:           append(append([]string{}, h.KernelLayer.Reasons...), h.CgroupCorrelation.Reasons...),
 	}
-	if h.KernelLayer.Status != "complete" {
+	if h.KernelLayer.Status != wire.LayerComplete {
 		fail("kernel layer %s (%s)", h.KernelLayer.Status, strings.Join(h.KernelLayer.Reasons, ", "))
 	}
-	if h.CgroupCorrelation.Status != "clean" {
+	if h.CgroupCorrelation.Status != wire.CorrelationClean {
 		fail("cgroup correlation %s (%s)", h.CgroupCorrelation.Status, strings.Join(h.CgroupCorrelation.Reasons, ", "))
 	}
 	if h.RingbufDrops.Total != 0 || h.DecodeErrors != 0 || !h.Drain.Proven {

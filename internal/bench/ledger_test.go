@@ -10,7 +10,7 @@ import (
 )
 
 func smp(cell, arm string, block, attempt int, valid, warm bool) wire.Sample {
-	return wire.Sample{Schema: wire.SampleSchema, ID: "x", Cell: cell, Arm: arm, ArmKind: arm, Block: block, Attempt: attempt, Valid: valid, Warmup: warm}
+	return wire.Sample{Schema: wire.SampleSchema, ID: "x", Cell: cell, Arm: arm, ArmKind: wire.ArmKind(arm), Block: block, Attempt: attempt, Valid: valid, Warmup: warm}
 }
 
 func TestLedgerResumeBookkeeping(t *testing.T) {

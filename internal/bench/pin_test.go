@@ -46,7 +46,7 @@ func TestCPUsPinSamples(t *testing.T) {
 func TestRunnerCPUsInArmCommand(t *testing.T) {
 	cell := wire.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
 	p := samplePaths{Archive: "a", PhaseLog: "p", Work: "w", Result: "r", Trace: "t"}
-	for kind, want := range map[string]string{
+	for kind, want := range map[wire.ArmKind]string{
 		wire.ArmA:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
 		wire.ArmC:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
 		wire.ArmBare: "",

@@ -102,7 +102,7 @@ func TestCollectorArmCommand(t *testing.T) {
 func TestArmCommands(t *testing.T) {
 	p := samplePaths{Work: "/w", Result: "/r", Trace: "/t", Archive: "/x", PhaseLog: "/p"}
 	cell := Presets["corner"]
-	cases := map[string]string{
+	cases := map[wire.ArmKind]string{
 		"bare": "vigil agent --otel=false --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r",
 		"A":    "vigil record --archive /x --phase-log /p -- vigil agent --otel=false --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r",
 		"B":    "vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",

@@ -169,7 +169,7 @@ func TestBlocksAreAdjacentAndOrdered(t *testing.T) {
 	if len(distinct) < 2 {
 		t.Fatalf("one arm order in every block: %v", distinct)
 	}
-	if strings.Join(p.Arms, ",") != "bare,B,bare2" || strings.Join(p.ArmKinds, ",") != "bare,B,bare" {
+	if strings.Join(p.Arms, ",") != "bare,B,bare2" || fmt.Sprint(p.ArmKinds) != "[bare B bare]" {
 		t.Fatalf("labels %v kinds %v", p.Arms, p.ArmKinds)
 	}
 }

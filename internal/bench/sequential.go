@@ -15,11 +15,11 @@ type Decide func(plan wire.Plan, samples []wire.Sample) (bool, error)
 // NewSequential checks and returns the design of a --until-decided run
 // whose first look comes after first blocks.
 func NewSequential(p wire.Plan, alpha float64, first, every, max int) (*wire.Sequential, error) {
-	kinds := map[string]bool{}
+	kinds := map[wire.ArmKind]bool{}
 	for _, k := range p.ArmKinds {
 		kinds[k] = true
 	}
-	for _, k := range []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC} {
+	for _, k := range []wire.ArmKind{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC} {
 		if !kinds[k] {
 			return nil, fmt.Errorf("--until-decided decides the decomposition, which needs the arms bare, A, B and C (arm %s is missing)", k)
 		}

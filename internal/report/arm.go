@@ -23,7 +23,7 @@ func reasonOf(s *wire.Sample) string {
 // buildArm selects the samples of one cell and arm label. For each block
 // the valid sample with the lowest attempt is used; invalid samples are
 // counted by reason, warm-ups are counted and excluded.
-func buildArm(r *run, cell, arm, kind string, conf float64) *armData {
+func buildArm(r *run, cell, arm string, kind wire.ArmKind, conf float64) *armData {
 	a := &armData{ArmSummary: &wire.ArmSummary{Arm: arm, ArmKind: kind, Planned: r.planned(), ByReason: map[string]int{}, Blocks: []wire.BlockSample{}},
 		byBlock: map[int]*wire.Sample{}}
 	for i := range r.samples {

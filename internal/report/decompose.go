@@ -16,9 +16,9 @@ const maxPracticalFactor = 20
 // arms are taken with one export: file arms when there are both B and C
 // file arms, else collector arms when there are both, so C − A − B + bare
 // never mixes a file export with a network one.
-func armsByKind(arms []*wire.ArmSummary) map[string]*wire.ArmSummary {
-	out := map[string]*wire.ArmSummary{}
-	traced := map[string]map[string]*wire.ArmSummary{} // export -> kind -> arm
+func armsByKind(arms []*wire.ArmSummary) map[wire.ArmKind]*wire.ArmSummary {
+	out := map[wire.ArmKind]*wire.ArmSummary{}
+	traced := map[string]map[wire.ArmKind]*wire.ArmSummary{} // export -> kind -> arm
 	for _, a := range arms {
 		if a.ArmKind == wire.ArmB || a.ArmKind == wire.ArmC {
 			e := a.Export
@@ -26,7 +26,7 @@ func armsByKind(arms []*wire.ArmSummary) map[string]*wire.ArmSummary {
 				e = wire.ExportFile
 			}
 			if traced[e] == nil {
-				traced[e] = map[string]*wire.ArmSummary{}
+				traced[e] = map[wire.ArmKind]*wire.ArmSummary{}
 			}
 			if _, ok := traced[e][a.ArmKind]; !ok {
 				traced[e][a.ArmKind] = a

@@ -15,9 +15,9 @@ import (
 // everywhere except inter, where C carries 6 MiB extra.
 func TestDecompositionVerdicts(t *testing.T) {
 	const blocks = 20
-	g := genCfg{arms: fourArms, kinds: fourArms, blocks: blocks, warmup: 1, seed: 11,
+	g := genCfg{arms: fourArms, kinds: fourKinds, blocks: blocks, warmup: 1, seed: 11,
 		cells: []wire.Cell{cell("add", 0, 0, 1), cell("inter", 0, 0, 1), cell("drift", 0, 0, 1), cell("near", 0, 0, 1)}}
-	g.wall = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+	g.wall = func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
 		v := defaultWall(c, kind, block, rng)
 		if kind != wire.ArmC {
 			return v
@@ -32,7 +32,7 @@ func TestDecompositionVerdicts(t *testing.T) {
 		}
 		return v
 	}
-	g.mem = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+	g.mem = func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
 		v := defaultMem(c, kind, block, rng)
 		if c.Name == "inter" && kind == wire.ArmC {
 			v += 6 << 20

@@ -18,10 +18,10 @@ func kernelFidelity(r *run, cell wire.Cell) *wire.KernelFidelity {
 		k.Samples++
 		if s.Health != nil {
 			k.RingbufDrops += s.Health.RingbufDrops
-			if s.Health.KernelLayer == "complete" {
+			if s.Health.KernelLayer == wire.LayerComplete {
 				k.KernelComplete++
 			}
-			if s.Health.CgroupCorrelation == "clean" {
+			if s.Health.CgroupCorrelation == wire.CorrelationClean {
 				k.CgroupClean++
 			}
 		}

@@ -64,10 +64,10 @@ func TestKernelUnhealthyCell(t *testing.T) {
 }
 
 func TestSpanFidelityIgnoresSamplesWithoutSpanData(t *testing.T) {
-	g := genCfg{arms: []string{wire.ArmBare, wire.ArmB}, kinds: []string{wire.ArmBare, wire.ArmB}, blocks: 6, seed: 11,
+	g := genCfg{arms: []string{"bare", "B"}, kinds: []wire.ArmKind{wire.ArmBare, wire.ArmB}, blocks: 6, seed: 11,
 		cells: []wire.Cell{cell("s500", 0, 500, 1)},
 		invalid: func(c wire.Cell, arm string, block int) string {
-			if arm == wire.ArmB && block == 2 {
+			if arm == string(wire.ArmB) && block == 2 {
 				return "timed out after 10m0s; agent result: no result written"
 			}
 			return ""

@@ -92,7 +92,7 @@ func armFindings(r *wire.RunSummary, conf float64) []wire.Finding {
 		f := wire.Finding{Kind: wire.FindingArmCosts, Cell: cs.Name, Metric: wire.MetricWall}
 		kinds := armsByKind(cs.Arms)
 		if bare := kinds[wire.ArmBare]; bare != nil {
-			for _, k := range []string{wire.ArmA, wire.ArmB, wire.ArmC} {
+			for _, k := range []wire.ArmKind{wire.ArmA, wire.ArmB, wire.ArmC} {
 				if a := kinds[k]; a != nil {
 					if c, ok := findCost(cs, bare, a, wire.MetricWall); ok && c.Pairs > 0 {
 						if !c.Achieved {
@@ -124,7 +124,7 @@ func decompositionFindings(r *wire.RunSummary) []wire.Finding {
 			mem.Metric = it.Metric
 			mem.Verdicts = append(mem.Verdicts, v)
 			k := armsByKind(cs.Arms)
-			pairs := [][2]string{{wire.ArmA, wire.ArmC}, {wire.ArmBare, wire.ArmA}, {wire.ArmBare, wire.ArmB}}
+			pairs := [][2]wire.ArmKind{{wire.ArmA, wire.ArmC}, {wire.ArmBare, wire.ArmA}, {wire.ArmBare, wire.ArmB}}
 			for _, p := range pairs {
 				if k[p[0]] == nil || k[p[1]] == nil {
 					continue

@@ -9,7 +9,7 @@ import (
 )
 
 func TestUndefinedRatioIsNotZero(t *testing.T) {
-	g := genCfg{arms: fourArms, kinds: fourArms, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 2}
+	g := genCfg{arms: fourArms, kinds: fourKinds, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 2}
 	p, ss := g.build()
 	for i := range ss {
 		if ss[i].ArmKind == wire.ArmBare {

@@ -17,7 +17,7 @@ import (
 func TestRerenderFromSummaryIsIdentical(t *testing.T) {
 	interfered := referenceRun()
 	interfered.blocks = 8
-	aa := genCfg{arms: []string{"A", "A2", "bare", "B", "C"}, kinds: []string{wire.ArmA, wire.ArmA, wire.ArmBare, wire.ArmB, wire.ArmC},
+	aa := genCfg{arms: []string{"A", "A2", "bare", "B", "C"}, kinds: []wire.ArmKind{wire.ArmA, wire.ArmA, wire.ArmBare, wire.ArmB, wire.ArmC},
 		blocks: 4, seed: 5, cells: []wire.Cell{cell("control", 0, 0, 1), cell("s500", 0, 500, 1)}}
 	for name, g := range map[string]genCfg{"reference": referenceRun(), "interference": interfered, "aa-short": aa} {
 		t.Run(name, func(t *testing.T) {

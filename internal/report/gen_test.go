@@ -16,15 +16,16 @@ import (
 // cell, arm kind, block and a seeded generator; a shared per-block effect
 // is added to every arm of a block so that pairing has something to remove.
 type genCfg struct {
-	arms, kinds []string
-	cells       []wire.Cell
-	blocks      int
-	warmup      int
-	seed        uint64
-	spanLimit   int
-	hostClass   string
-	wall        func(c wire.Cell, kind string, block int, rng *rand.Rand) float64
-	mem         func(c wire.Cell, kind string, block int, rng *rand.Rand) float64
+	arms      []string
+	kinds     []wire.ArmKind
+	cells     []wire.Cell
+	blocks    int
+	warmup    int
+	seed      uint64
+	spanLimit int
+	hostClass string
+	wall      func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64
+	mem       func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64
 	// invalid, if set, may mark a first attempt invalid with a reason; the
 	// generator then adds a valid re-measure (attempt 1).
 	invalid func(c wire.Cell, arm string, block int) string
@@ -34,7 +35,7 @@ func boolp(b bool) *bool { return &b }
 
 // defaultWall: bare 50 ms, Runner +12 ms, OTel +3 ms, additive, with
 // 0.3 ms per-sample noise and a 3 ms per-block machine effect.
-func defaultWall(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+func defaultWall(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
 	v := 50e6 + float64(c.KernelEvents)*2e3 + float64(c.SpanEvents)*1e3
 	switch kind {
 	case wire.ArmA:
@@ -48,7 +49,7 @@ func defaultWall(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
 }
 
 // defaultMem: bare 20 MiB, Runner +8 MiB, OTel +4 MiB, additive, page noise.
-func defaultMem(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
+func defaultMem(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
 	v := 20.0 * (1 << 20)
 	switch kind {
 	case wire.ArmA:
@@ -167,7 +168,10 @@ func writeDir(t *testing.T, p wire.Plan, ss []wire.Sample) string {
 	return dir
 }
 
-var fourArms = []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC}
+var (
+	fourArms  = []string{"bare", "A", "B", "C"}
+	fourKinds = []wire.ArmKind{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC}
+)
 
 func cell(name string, files, spans, conc int) wire.Cell {
 	return wire.Cell{Name: name, KernelEvents: files, SpanEvents: spans, Concurrency: conc, PayloadBytes: 128}

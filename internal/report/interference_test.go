@@ -32,7 +32,7 @@ func findingOf(s *wire.Summary, kind wire.FindingKind) *wire.Finding {
 }
 
 func TestInterferenceFinding(t *testing.T) {
-	four := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
+	four := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []wire.ArmKind{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
 		blocks: 10, seed: 3, cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
 
 	t.Run("quiet host", func(t *testing.T) {

@@ -113,7 +113,7 @@ func loadSamples(path string, p wire.Plan) ([]wire.Sample, error) {
 	for _, c := range p.Cells {
 		cells[c.Name] = true
 	}
-	kinds := map[string]string{}
+	kinds := map[string]wire.ArmKind{}
 	for i, a := range p.Arms {
 		kinds[a] = p.ArmKinds[i]
 	}

@@ -23,7 +23,7 @@ func noiseFloor(cells []*wire.CellSummary, conf float64) *wire.NoiseFloor {
 		// B@collector differ by their export).
 		kinds := map[string]string{}
 		for _, a := range c.Arms {
-			kinds[a.Arm] = a.ArmKind + "/" + a.Export
+			kinds[a.Arm] = string(a.ArmKind) + "/" + a.Export
 		}
 		for _, cmp := range c.Comparisons {
 			if kinds[cmp.Base] != kinds[cmp.Other] || cmp.Pairs == 0 {

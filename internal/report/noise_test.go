@@ -7,7 +7,7 @@ import (
 )
 
 func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
-	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 3, seed: 5,
+	g := genCfg{arms: []string{"A", "A2"}, kinds: []wire.ArmKind{wire.ArmA, wire.ArmA}, blocks: 3, seed: 5,
 		cells: []wire.Cell{cell("control", 0, 0, 1)}}
 	p, ss := g.build()
 	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"aa"}, DefaultOptions())
@@ -19,7 +19,7 @@ func TestNoiseFloorCountsOnlyAchievedIntervals(t *testing.T) {
 	}
 
 	// Mixed: one cell with enough blocks, one short of them.
-	g = genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 8, seed: 5,
+	g = genCfg{arms: []string{"A", "A2"}, kinds: []wire.ArmKind{wire.ArmA, wire.ArmA}, blocks: 8, seed: 5,
 		cells: []wire.Cell{cell("control", 0, 0, 1), cell("k100", 100, 0, 1)},
 		invalid: func(c wire.Cell, arm string, block int) string {
 			if c.Name == "k100" && arm == "A2" && block >= 3 {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestOptionsRejectNonFinite(t *testing.T) {
-	p, ss := genCfg{arms: fourArms, kinds: fourArms, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 1}.build()
+	p, ss := genCfg{arms: fourArms, kinds: fourKinds, cells: []wire.Cell{cell("control", 0, 0, 1)}, blocks: 6, seed: 1}.build()
 	nan, inf := math.NaN(), math.Inf(1)
 	for name, mod := range map[string]func(*Options){
 		"confidence":    func(o *Options) { o.Confidence = nan },

@@ -232,7 +232,7 @@ func TestMergeShards(t *testing.T) {
 }
 
 func TestNoiseFloorAA(t *testing.T) {
-	g := genCfg{arms: []string{"A", "A2"}, kinds: []string{wire.ArmA, wire.ArmA}, blocks: 20, seed: 5,
+	g := genCfg{arms: []string{"A", "A2"}, kinds: []wire.ArmKind{wire.ArmA, wire.ArmA}, blocks: 20, seed: 5,
 		cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16)}}
 	p, ss := g.build()
 	s, err := Build([]wire.Plan{p}, [][]wire.Sample{ss}, []string{"aa"}, DefaultOptions())
@@ -265,7 +265,7 @@ func TestNoiseFloorAA(t *testing.T) {
 func TestIncompleteArm(t *testing.T) {
 	g := referenceRun()
 	g.invalid = func(c wire.Cell, arm string, block int) string {
-		if c.Name == "control" && arm == wire.ArmA {
+		if c.Name == "control" && arm == string(wire.ArmA) {
 			return "capture incomplete: ringbuf drops"
 		}
 		return ""
@@ -274,7 +274,7 @@ func TestIncompleteArm(t *testing.T) {
 	// Drop the re-measures so that control/A never becomes valid.
 	var kept []wire.Sample
 	for _, s := range ss {
-		if !(s.Cell == "control" && s.Arm == wire.ArmA && s.Attempt > 0) {
+		if !(s.Cell == "control" && s.Arm == string(wire.ArmA) && s.Attempt > 0) {
 			kept = append(kept, s)
 		}
 	}
@@ -282,7 +282,7 @@ func TestIncompleteArm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := armNamed(s.Runs[0].Cells[0].Arms, wire.ArmA)
+	a := armNamed(s.Runs[0].Cells[0].Arms, string(wire.ArmA))
 	if !a.Incomplete || a.Valid != 0 || a.ByReason["capture incomplete: ringbuf drops"] != 20 || a.Wall != nil {
 		t.Errorf("control/A: %+v", a)
 	}

@@ -18,22 +18,22 @@ import (
 // noise); RSS additive (A ≈ C within 8 KiB, OTel ~0.25 MB); kernel capture
 // clean through x1000; spans clipped to the newest 128 of 500 at s500.
 func referenceRun() genCfg {
-	g := genCfg{arms: fourArms, kinds: fourArms, blocks: 20, warmup: 2, seed: 20260527, hostClass: "linux-arm64-6.8.0-117-generic",
+	g := genCfg{arms: fourArms, kinds: fourKinds, blocks: 20, warmup: 2, seed: 20260527, hostClass: "linux-arm64-6.8.0-117-generic",
 		cells: []wire.Cell{cell("control", 0, 0, 1), cell("x1000", 1000, 0, 16), cell("s500", 0, 500, 1)}}
-	g.wall = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
-		base := map[string]float64{wire.ArmBare: 840e6, wire.ArmB: 880e6, wire.ArmA: 1860e6, wire.ArmC: 1738e6}[kind]
+	g.wall = func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
+		base := map[wire.ArmKind]float64{wire.ArmBare: 840e6, wire.ArmB: 880e6, wire.ArmA: 1860e6, wire.ArmC: 1738e6}[kind]
 		v := base + float64(c.KernelEvents)*20e3 + float64(c.SpanEvents)*40e3 + rng.NormFloat64()*15e6
 		if kind == wire.ArmC {
 			v += (float64(block) - 9.5) * 25e6 // drifts by ~475 ms over the run
 		}
 		return v
 	}
-	g.mem = func(c wire.Cell, kind string, block int, rng *rand.Rand) float64 {
-		base := map[string]float64{wire.ArmBare: 108_700_000, wire.ArmB: 108_953_600, wire.ArmA: 116_641_792, wire.ArmC: 116_649_984}[kind]
+	g.mem = func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
+		base := map[wire.ArmKind]float64{wire.ArmBare: 108_700_000, wire.ArmB: 108_953_600, wire.ArmA: 116_641_792, wire.ArmC: 116_649_984}[kind]
 		return base + float64(c.KernelEvents)*4096 + float64(rng.IntN(8))*4096
 	}
 	g.invalid = func(c wire.Cell, arm string, block int) string {
-		if c.Name == "x1000" && arm == wire.ArmC && block == 3 {
+		if c.Name == "x1000" && arm == string(wire.ArmC) && block == 3 {
 			return "exit code 1"
 		}
 		return ""
@@ -89,7 +89,7 @@ func TestReferenceScenarioFindings(t *testing.T) {
 		}
 	}
 	// The medians stated are the computed ones: B in control is ~880 ms.
-	b := armNamed(s.Runs[0].Cells[0].Arms, wire.ArmB)
+	b := armNamed(s.Runs[0].Cells[0].Arms, string(wire.ArmB))
 	if b.Wall.Median.Value < 860e6 || b.Wall.Median.Value > 900e6 {
 		t.Errorf("B median %v, want about 880 ms", b.Wall.Median.Value)
 	}
@@ -98,7 +98,7 @@ func TestReferenceScenarioFindings(t *testing.T) {
 	}
 	// Memory C − A is the 8 KiB of the original, within its interval.
 	cs := s.Runs[0].Cells[0]
-	mc, ok := findCost(cs, armNamed(cs.Arms, wire.ArmA), armNamed(cs.Arms, wire.ArmC), wire.MetricTreePeak)
+	mc, ok := findCost(cs, armNamed(cs.Arms, string(wire.ArmA)), armNamed(cs.Arms, string(wire.ArmC)), wire.MetricTreePeak)
 	if !ok || mc.Diff.Lo() > 8192 || mc.Diff.Hi() < 8192 {
 		t.Errorf("C − A memory interval [%v, %v] does not cover 8 KiB", mc.Diff.Lo(), mc.Diff.Hi())
 	}

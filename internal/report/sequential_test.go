@@ -56,7 +56,7 @@ func TestSequentialFalseVerdictRate(t *testing.T) {
 
 // The report decides at the last look's level and names the design.
 func TestSequentialRunReport(t *testing.T) {
-	g := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []string{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
+	g := genCfg{arms: []string{"bare", "A", "B", "C"}, kinds: []wire.ArmKind{wire.ArmBare, wire.ArmA, wire.ArmB, wire.ArmC},
 		blocks: 12, seed: 9, cells: []wire.Cell{cell("control", 0, 0, 1)}}
 	p, ss := g.build()
 	alphas, _ := stats.LookAlphas(0.05, []int{6, 12}, 24)

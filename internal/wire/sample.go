@@ -9,12 +9,16 @@ const (
 	SampleSchema = "vigil.sample/v1"
 )
 
-// Arm names.
+// ArmKind is what an arm runs: the workload bare, under the Runner, with
+// OpenTelemetry, or both.
+type ArmKind string
+
+// Arm kinds.
 const (
-	ArmBare = "bare" // workload, tracing off, no Runner
-	ArmA    = "A"    // Runner capture only
-	ArmB    = "B"    // OpenTelemetry only
-	ArmC    = "C"    // both
+	ArmBare ArmKind = "bare" // workload, tracing off, no Runner
+	ArmA    ArmKind = "A"    // Runner capture only
+	ArmB    ArmKind = "B"    // OpenTelemetry only
+	ArmC    ArmKind = "C"    // both
 )
 
 // Where a traced arm's spans go (Plan.ArmExports).
@@ -53,10 +57,10 @@ type Cell struct {
 
 // Plan is the fully resolved benchmark plan (plan.json).
 type Plan struct {
-	Schema      string   `json:"schema"`
-	CreatedUnix int64    `json:"created_unix"`
-	Arms        []string `json:"arms"`      // labels; an A/A run repeats an arm under two labels
-	ArmKinds    []string `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
+	Schema      string    `json:"schema"`
+	CreatedUnix int64     `json:"created_unix"`
+	Arms        []string  `json:"arms"`      // labels; an A/A run repeats an arm under two labels
+	ArmKinds    []ArmKind `json:"arm_kinds"` // the arm each label runs (bare/A/B/C), same order as Arms
 	// ArmExports says where each arm's spans go, same order as Arms:
 	// ExportFile, ExportCollector, or "" for arms without tracing. Nil
 	// when every traced arm writes a file.
@@ -98,16 +102,16 @@ type BenchHost struct {
 
 // Sample is one measured run of one arm in one block (a line of samples.jsonl).
 type Sample struct {
-	Schema   string `json:"schema"`
-	ID       string `json:"id"` // unique within the output dir
-	Cell     string `json:"cell"`
-	Arm      string `json:"arm"`      // label
-	ArmKind  string `json:"arm_kind"` // bare/A/B/C
-	Block    int    `json:"block"`    // 0-based; warm-up blocks are negative
-	Position int    `json:"position"` // order within the block
-	Attempt  int    `json:"attempt"`  // 0 for the first try, 1.. for re-measures
-	Warmup   bool   `json:"warmup"`
-	Seed     int64  `json:"seed"`
+	Schema   string  `json:"schema"`
+	ID       string  `json:"id"` // unique within the output dir
+	Cell     string  `json:"cell"`
+	Arm      string  `json:"arm"`      // label
+	ArmKind  ArmKind `json:"arm_kind"` // bare/A/B/C
+	Block    int     `json:"block"`    // 0-based; warm-up blocks are negative
+	Position int     `json:"position"` // order within the block
+	Attempt  int     `json:"attempt"`  // 0 for the first try, 1.. for re-measures
+	Warmup   bool    `json:"warmup"`
+	Seed     int64   `json:"seed"`
 
 	StartUnixNS int64 `json:"start_unix_ns"`
 	WallNS      int64 `json:"wall_ns"` // monotonic, whole process tree

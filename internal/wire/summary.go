@@ -42,7 +42,7 @@ type RunSummary struct {
 	Shards    []string          `json:"shards"`
 	Versions  map[string]string `json:"versions"`
 	Arms      []string          `json:"arms"`
-	ArmKinds  []string          `json:"arm_kinds"`
+	ArmKinds  []ArmKind         `json:"arm_kinds"`
 	Blocks    int               `json:"blocks"`
 	Warmup    int               `json:"warmup"`
 	Order     string            `json:"order"`
@@ -75,8 +75,8 @@ type CellSummary struct {
 
 // ArmSummary is the per-arm table of one cell.
 type ArmSummary struct {
-	Arm     string `json:"arm"`
-	ArmKind string `json:"arm_kind"`
+	Arm     string  `json:"arm"`
+	ArmKind ArmKind `json:"arm_kind"`
 	// Export is where a traced arm's spans went, for plans with collector
 	// arms: "file" or "collector".
 	Export     string         `json:"export,omitempty"`
@@ -450,7 +450,7 @@ type CellInterference struct {
 type InterferencePoint struct {
 	Seconds     float64  `json:"t_s"` // since the run's first sample
 	Arm         string   `json:"arm"`
-	ArmKind     string   `json:"arm_kind"`
+	ArmKind     ArmKind  `json:"arm_kind"`
 	WallNS      int64    `json:"wall_ns"`
 	ForeignCPUs *float64 `json:"foreign_cpus"`
 	Contended   bool     `json:"contended"`
@@ -538,8 +538,8 @@ type Cost struct {
 	Cell      string  `json:"cell"`
 	Base      string  `json:"base"`
 	Other     string  `json:"other"`
-	BaseKind  string  `json:"base_kind"`
-	OtherKind string  `json:"other_kind"`
+	BaseKind  ArmKind `json:"base_kind"`
+	OtherKind ArmKind `json:"other_kind"`
 	Metric    Metric  `json:"metric"`
 	Unit      Unit    `json:"unit"`
 	Diff      Est     `json:"diff"`

@@ -157,8 +157,8 @@ func runHTML(s *wire.Summary, r *wire.RunSummary) runView {
 
 func armHTML(a *wire.ArmSummary) armRow {
 	row := armRow{Arm: a.Arm, Color: colorOf(a.ArmKind), Valid: a.Valid, Planned: a.Planned, Incomplete: a.Incomplete, Discarded: a.Discarded}
-	if a.ArmKind != a.Arm {
-		row.Kind = a.ArmKind
+	if string(a.ArmKind) != a.Arm {
+		row.Kind = string(a.ArmKind)
 	}
 	for _, k := range sortedKeys(a.ByReason) {
 		row.Reasons = append(row.Reasons, reasonCount{k, a.ByReason[k]})
@@ -222,7 +222,7 @@ func figures(r *wire.RunSummary, cs *wire.CellSummary) []figureView {
 		if c.Metric != wire.MetricWall || c.Pairs == 0 {
 			continue
 		}
-		kind := ""
+		kind := wire.ArmKind("")
 		if a := cs.ArmNamed(c.Other); a != nil {
 			kind = a.ArmKind
 		}

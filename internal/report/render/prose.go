@@ -67,7 +67,7 @@ func scope(r *wire.RunSummary) string {
 		r.HostClass, r.Host.Kernel, r.Host.Arch, r.Host.CPUs, v, r.Blocks, r.Warmup, r.Order, r.Seed)
 }
 
-var kindRole = map[string]string{
+var kindRole = map[wire.ArmKind]string{
 	wire.ArmA: "the Runner's cost (A − bare)",
 	wire.ArmB: "OpenTelemetry's cost (B − bare)",
 	wire.ArmC: "both layers' cost (C − bare)",

@@ -63,14 +63,14 @@ func (p *svgPlot) circle(cx, cy float64, r, title string, kv ...string) {
 
 // Colours per arm kind, chosen to stay distinct for common colour-vision
 // deficiencies.
-var kindColor = map[string]string{
+var kindColor = map[wire.ArmKind]string{
 	wire.ArmBare: "#6b7280",
 	wire.ArmA:    "#1d4ed8",
 	wire.ArmB:    "#d97706",
 	wire.ArmC:    "#7c3aed",
 }
 
-func colorOf(kind string) string {
+func colorOf(kind wire.ArmKind) string {
 	if c, ok := kindColor[kind]; ok {
 		return c
 	}
@@ -172,10 +172,11 @@ func (c *canvas) xAxis(label string) {
 }
 
 type stripGroup struct {
-	label, kind string
-	values      []float64 // per block
-	q           [3]float64
-	min, max    float64
+	label    string
+	kind     wire.ArmKind
+	values   []float64 // per block
+	q        [3]float64
+	min, max float64
 }
 
 // stripBox draws one row per group: jittered points, and a box from the
@@ -216,9 +217,10 @@ func stripBox(title, axis string, unit wire.Unit, groups []stripGroup) *svgPlot 
 }
 
 type forestRow struct {
-	label, kind string
-	est         wire.Est
-	note        string
+	label string
+	kind  wire.ArmKind
+	est   wire.Est
+	note  string
 }
 
 // forest draws one estimate with its interval per row and a zero line.
