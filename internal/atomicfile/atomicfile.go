@@ -12,8 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // CheckTarget reports why path cannot be replaced by a new regular file:
@@ -35,11 +34,10 @@ func CheckTarget(path string) error {
 	dir := filepath.Dir(path)
 	dst, err := os.Stat(dir)
 	if err == nil && !dst.IsDir() {
-		err = unix.ENOTDIR
+		err = syscall.ENOTDIR
 	}
 	if err == nil {
-		// AT_EACCESS: effective ids and capabilities decide, as for the write.
-		err = unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
+		err = dirWritable(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("directory %s is not writable: %v", dir, unwrap(err))

@@ -1,3 +1,5 @@
+//go:build linux
+
 package runner
 
 // PhaseLogSchema is the schema id of --phase-log files.
