@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package affinity pins processes to CPUs: a thread for the fork of one
 // child (the child inherits the mask), or every thread of the calling
 // process. It parses the kernel's CPU-list syntax ("0-1,3").

@@ -13,8 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // CheckTarget reports why path cannot be replaced by a new regular file:
@@ -36,11 +35,10 @@ func CheckTarget(path string) error {
 	dir := filepath.Dir(path)
 	dst, err := os.Stat(dir)
 	if err == nil && !dst.IsDir() {
-		err = unix.ENOTDIR
+		err = syscall.ENOTDIR
 	}
 	if err == nil {
-		// AT_EACCESS: effective ids and capabilities decide, as for the write.
-		err = unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
+		err = dirWritable(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("directory %s is not writable: %v", dir, unwrap(err))
@@ -233,7 +231,7 @@ func SyncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOTSUP) {
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
 		return fmt.Errorf("syncing directory %s: %w", dir, unwrap(err))
 	}
 	return nil

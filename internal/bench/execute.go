@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 import (
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
 	"vigil/internal/affinity"
 
 	"golang.org/x/sys/unix"

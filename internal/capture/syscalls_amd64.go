@@ -1,3 +1,5 @@
+//go:build linux
+
 package capture
 
 import "golang.org/x/sys/unix"

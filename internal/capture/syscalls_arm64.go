@@ -1,3 +1,5 @@
+//go:build linux
+
 package capture
 
 // arm64 has only the *at forms.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package memcg gives each benchmark sample its own memory cgroup so the
 // whole process tree's peak memory can be read afterwards, and so the tree can
 // be killed as a unit. It uses cgroup v2 (memory.peak) when the memory

@@ -7,8 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Environment equivalents of --fail-every and --fail-counter-file.
@@ -26,7 +24,7 @@ func countInvocation(path string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := lockExclusive(f); err != nil {
 		return 0, err
 	}
 	buf := make([]byte, 32)

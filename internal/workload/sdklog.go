@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sys/unix"
 
 	"vigil/internal/wire"
 )
@@ -30,16 +29,6 @@ func openSDKLog(path, runID string) (*sdkLog, error) {
 		return nil, err
 	}
 	return &sdkLog{f: f, runID: runID, pid: os.Getpid()}, nil
-}
-
-// monoNS is CLOCK_MONOTONIC in nanoseconds, the clock bpf_ktime_get_ns
-// reads, so SDK events and kernel events share a time axis.
-func monoNS() uint64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0
-	}
-	return uint64(ts.Nano())
 }
 
 // emit writes one event; a nil log does nothing. sc is the span the
