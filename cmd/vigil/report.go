@@ -18,7 +18,7 @@ func init() {
 	o := report.DefaultOptions()
 	var out, tolerance, wallFloor, memFloor, fromSummary string
 	cmd := &cobra.Command{
-		Use:   "report DIR... | report --from-summary FILE [--out DIR]",
+		Use:   "report {DIR... | --from-summary FILE}",
 		Short: "Statistics and findings from vigil bench output directories",
 		Long: `vigil report reads plan.json and samples.jsonl from each DIR (shards of one
 plan are merged; other host classes are reported side by side) and writes

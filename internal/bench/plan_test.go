@@ -79,7 +79,7 @@ func TestParseArmsRepeatsForNoiseFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(labels, []string{"A", "A2", "bare", "A3", "B", "B@collector", "C@collector", "B@collector2"}) ||
-		!reflect.DeepEqual(kinds, []string{"A", "A", "bare", "A", "B", "B", "C", "B"}) ||
+		!reflect.DeepEqual(kinds, []wire.ArmKind{"A", "A", "bare", "A", "B", "B", "C", "B"}) ||
 		!reflect.DeepEqual(exports, []string{"", "", "", "", "file", "collector", "collector", "collector"}) {
 		t.Fatalf("labels %v kinds %v exports %v", labels, kinds, exports)
 	}
