@@ -66,6 +66,9 @@ const expectedText = "Expected file opens = N: GNU tar creates each regular file
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = errors.New("interrupted: nothing written, host restored")
+		}
 		fmt.Fprintln(os.Stderr, "peers:", err)
 		var u usageError
 		if errors.As(err, &u) {
