@@ -46,9 +46,10 @@ func countStrace(r io.Reader) (counts, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		// strace -f prefixes every line with the task id.
+		// strace -f prefixes every line with the task id, padded to five
+		// columns ("812   openat(", "7928  openat(", "12345 openat(").
 		if i := strings.IndexByte(line, ' '); i > 0 && isDigits(line[:i]) {
-			line = line[i+1:]
+			line = strings.TrimLeft(line[i:], " ")
 		}
 		name, rest, ok := strings.Cut(line, "(")
 		if !ok || !isTraced(name) {

@@ -14,13 +14,14 @@ import (
 )
 
 func TestCountStrace(t *testing.T) {
-	// strace -f -o output: an exec, loader opens, a failed connect, file
+	// strace -f -o output (the task id padded to five columns): an exec,
+	// a loader open, a failed connect, file
 	// creations (one split by another task into unfinished/resumed), the
 	// O_PATH directory open, a signal and exits.
 	out := `101 execve("/usr/bin/tar", ["tar", "-xf", "a.tar", "-C", "x"], 0x7ffd /* 3 vars */) = 0
-101 openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
+101   openat(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3
 101 connect(4, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)
-101 openat(4, "./d0000/vpf0000000.dat", O_WRONLY|O_CREAT|O_EXCL|O_NOCTTY|O_NONBLOCK|O_CLOEXEC, 0600) = 5
+7928  openat(4, "./d0000/vpf0000000.dat", O_WRONLY|O_CREAT|O_EXCL|O_NOCTTY|O_NONBLOCK|O_CLOEXEC, 0600) = 5
 101 openat(4, "d0000/vpf0000001.dat", O_WRONLY|O_CREAT|O_EXCL, 0600 <unfinished ...>
 102 openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 3
 101 <... openat resumed>) = 5
