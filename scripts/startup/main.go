@@ -11,15 +11,24 @@
 // time and the median CPU time (user+sys of the child, less sensitive to a
 // busy machine than wall time) with 95% distribution-free confidence
 // intervals, then the median wall time less that of `true`.
+//
+// With -inittrace K it also runs each binary's --help under
+// GODEBUG=inittrace=1 in every round and lists the K package initialisers
+// with the largest median clock time, with their allocations, and the sum
+// over all packages.
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +44,7 @@ type command struct {
 
 func main() {
 	rounds := flag.Int("n", 50, "rounds; each runs every command once")
+	topInits := flag.Int("inittrace", 0, "list this many of the costliest package initialisers of each binary")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/startup [-n ROUNDS] [[LABEL=]VIGIL...]")
 		flag.PrintDefaults()
@@ -63,6 +73,7 @@ func main() {
 		fail(err)
 	}
 	cmds := []*command{{name: "true", argv: []string{truePath}}}
+	var traces []*inittrace
 	for _, b := range bins {
 		label, path, ok := strings.Cut(b, "=")
 		if !ok {
@@ -81,6 +92,9 @@ func main() {
 			}
 			cmds = append(cmds, &command{name: label + " " + strings.Join(args, " "), argv: argv})
 		}
+		if *topInits > 0 {
+			traces = append(traces, &inittrace{label: label, path: path, clock: map[string][]float64{}, bytes: map[string]int64{}})
+		}
 	}
 	// One unmeasured round brings the binaries into the page cache.
 	for _, c := range cmds {
@@ -97,6 +111,11 @@ func main() {
 			c.wall = append(c.wall, ms(wall))
 			c.cpu = append(c.cpu, ms(cpu))
 		}
+		for _, tr := range traces {
+			if err := tr.run(); err != nil {
+				fail(err)
+			}
+		}
 	}
 	base := stats.Median(cmds[0].wall)
 	fmt.Printf("%d rounds; medians in ms with 95%% intervals\n", *rounds)
@@ -105,6 +124,65 @@ func main() {
 		w := stats.MedianCI(c.wall, 0.95)
 		u := stats.MedianCI(c.cpu, 0.95)
 		fmt.Printf("%-24s %-22s %-22s %6.2f\n", c.name, interval(w), interval(u), w.Est-base)
+	}
+	for _, tr := range traces {
+		tr.print(*topInits)
+	}
+}
+
+// inittrace collects GODEBUG=inittrace=1 lines of one binary's --help.
+type inittrace struct {
+	label, path string
+	clock       map[string][]float64 // ms per run, by package
+	bytes       map[string]int64     // allocated by init, by package (the same every run)
+	total       []float64            // ms, sum over packages, per run
+}
+
+// initLine matches "init PKG @T ms, C ms clock, B bytes, A allocs".
+var initLine = regexp.MustCompile(`^init (\S+) @\S+ ms, (\S+) ms clock, (\d+) bytes, \d+ allocs$`)
+
+func (tr *inittrace) run() error {
+	c := exec.Command(tr.path, "--help")
+	c.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s --help: %v", tr.path, err)
+	}
+	var sum float64
+	for _, line := range strings.Split(string(out), "\n") {
+		m := initLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		clock, _ := strconv.ParseFloat(m[2], 64)
+		b, _ := strconv.ParseInt(m[3], 10, 64)
+		tr.clock[m[1]] = append(tr.clock[m[1]], clock)
+		tr.bytes[m[1]] = b
+		sum += clock
+	}
+	if len(tr.clock) == 0 {
+		return fmt.Errorf("%s --help printed no inittrace lines", tr.path)
+	}
+	tr.total = append(tr.total, sum)
+	return nil
+}
+
+func (tr *inittrace) print(top int) {
+	type row struct {
+		pkg   string
+		clock float64
+	}
+	var rows []row
+	var bytes int64
+	for pkg, xs := range tr.clock {
+		rows = append(rows, row{pkg, stats.Median(xs)})
+		bytes += tr.bytes[pkg]
+	}
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.clock, a.clock) })
+	fmt.Printf("\n%s: package initialisers, median clock ms over rounds\n", tr.label)
+	fmt.Printf("%8.2f ms %9d bytes  all %d packages\n", stats.Median(tr.total), bytes, len(rows))
+	for _, r := range rows[:min(top, len(rows))] {
+		fmt.Printf("%8.3f ms %9d bytes  %s\n", r.clock, tr.bytes[r.pkg], r.pkg)
 	}
 }
 
