@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"sync"
 
 	"vigil/internal/wire"
 )
@@ -41,12 +42,16 @@ func provenKernelLine(line, buf []byte) (wire.Kernel, []byte, bool) {
 	return e, buf, kernelValid(&e) == ""
 }
 
-var (
-	hookPattern     = regexp.MustCompile(`^tp_btf/[a-z_0-9]+$`)
-	familyPattern   = regexp.MustCompile(`^(inet|inet6|unix|af_[0-9]+)$`)
-	sockTypePattern = regexp.MustCompile(`^(|stream|dgram|raw|seqpacket|type_[0-9]+)$`)
-	accesses        = []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
-)
+// kernelPatterns are compiled on first use: at package level every command
+// would pay for them at start-up, and only reading kernel events needs them.
+var kernelPatterns = sync.OnceValue(func() (p struct{ hook, family, sockType *regexp.Regexp }) {
+	p.hook = regexp.MustCompile(`^tp_btf/[a-z_0-9]+$`)
+	p.family = regexp.MustCompile(`^(inet|inet6|unix|af_[0-9]+)$`)
+	p.sockType = regexp.MustCompile(`^(|stream|dgram|raw|seqpacket|type_[0-9]+)$`)
+	return p
+})
+
+var accesses = []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
 
 // kernelValid names the first constraint of kernel-event.schema.json that
 // e, encoded canonically, breaks, or returns "".
@@ -54,7 +59,7 @@ func kernelValid(e *wire.Kernel) string {
 	if !slices.Contains(wire.Kinds, e.Kind) {
 		return "kind"
 	}
-	if !hookPattern.MatchString(e.Hook) {
+	if !kernelPatterns().hook.MatchString(e.Hook) {
 		return "hook"
 	}
 	payloads := map[string]bool{
@@ -109,13 +114,13 @@ func kernelValid(e *wire.Kernel) string {
 		}
 	case e.Net != nil:
 		n := e.Net
-		if !familyPattern.MatchString(n.Family) {
+		if !kernelPatterns().family.MatchString(n.Family) {
 			return "net.family"
 		}
 		if n.AddrFrom != "socket" && n.AddrFrom != "caller" {
 			return "net.addr_from"
 		}
-		if !sockTypePattern.MatchString(n.SockType) {
+		if !kernelPatterns().sockType.MatchString(n.SockType) {
 			return "net.sock_type"
 		}
 		if n.Syscall == "" {

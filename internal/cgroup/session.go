@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,7 +22,11 @@ const NamePrefix = "vigil-"
 
 // runIDPattern restricts run ids used in directory names, so that a name
 // always parses back into (pid, run id) and never escapes its parent.
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
+// Compiled on first use: the counted repetition makes it costly to compile,
+// and commands that never touch a cgroup should not pay for it at start-up.
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
+})
 
 // SessionName returns the directory name of a session owned by pid.
 func SessionName(pid int, runID string) string {
@@ -39,7 +44,7 @@ func parseSessionName(name string) (pid int, ok bool) {
 	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
 		i++
 	}
-	if i == 0 || i >= len(rest) || rest[i] != '-' || !runIDPattern.MatchString(rest[i+1:]) {
+	if i == 0 || i >= len(rest) || rest[i] != '-' || !runIDPattern().MatchString(rest[i+1:]) {
 		return 0, false
 	}
 	pid, err := strconv.Atoi(rest[:i])
@@ -60,7 +65,7 @@ type Session struct {
 // Create makes the session directory parent/vigil-<own pid>-<runID>. The
 // directory must not exist yet.
 func Create(parent, runID string) (*Session, error) {
-	if !runIDPattern.MatchString(runID) {
+	if !runIDPattern().MatchString(runID) {
 		return nil, fmt.Errorf("run id %q: want 1-64 characters of [A-Za-z0-9_.]", runID)
 	}
 	dir := filepath.Join(parent, SessionName(os.Getpid(), runID))

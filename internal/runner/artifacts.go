@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -120,13 +121,16 @@ func removeStaleTemps(dst string) []string {
 	return removeStale(dir, regexp.MustCompile(`^\.{1,2}`+regexp.QuoteMeta(base)+`\.tmp-([0-9]+)-`))
 }
 
-// staleSDKLog matches the private SDK logs of prepareSDKLog.
-var staleSDKLog = regexp.MustCompile(`^vigil-sdk-([0-9]+)-.*\.ndjson$`)
+// staleSDKLog matches the private SDK logs of prepareSDKLog; compiled on
+// first use, as only vigil record needs it.
+var staleSDKLog = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^vigil-sdk-([0-9]+)-.*\.ndjson$`)
+})
 
 // removeStaleSDKLogs removes private SDK logs in dir (the temporary
 // directory) left by a vigil that was killed before it could remove its
 // own. It returns the names removed.
-func removeStaleSDKLogs(dir string) []string { return removeStale(dir, staleSDKLog) }
+func removeStaleSDKLogs(dir string) []string { return removeStale(dir, staleSDKLog()) }
 
 // removeStale removes the regular files in dir whose name matches re,
 // with re's first group the pid of the vigil that wrote them, when that

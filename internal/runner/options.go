@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -84,7 +85,11 @@ type Options struct {
 	cred *syscall.Credential // User resolved by validate
 }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
+// runIDPattern is compiled on first use: the counted repetition makes it
+// costly to compile, and only vigil record needs it.
+var runIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_.]{1,64}$`)
+})
 
 // newRunID returns 16 random hex characters.
 func newRunID() (string, error) {
@@ -116,7 +121,7 @@ func (o *Options) validate() (path string, err error) {
 		if o.RunID, err = newRunID(); err != nil {
 			return "", fail("generating run id: %v", err)
 		}
-	} else if !runIDPattern.MatchString(o.RunID) {
+	} else if !runIDPattern().MatchString(o.RunID) {
 		return "", fail("--run-id %q: want 1-64 characters of [A-Za-z0-9_.]", o.RunID)
 	}
 	if o.Grace < 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"sync"
 
 	"vigil/internal/wire"
 )
@@ -14,8 +15,11 @@ import (
 var templateFS embed.FS
 
 // page is report.html: self-contained (inline CSS, inline SVG, one small
-// inline script that records load errors), no external requests.
-var page = template.Must(template.ParseFS(templateFS, "templates/*.html.tmpl"))
+// inline script that records load errors), no external requests. It is
+// parsed on first use, not at start-up: most commands never render it.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(templateFS, "templates/*.html.tmpl"))
+})
 
 type pageView struct {
 	Vigil, Inputs, Conf string
@@ -102,7 +106,7 @@ func HTML(s *wire.Summary) ([]byte, error) {
 		v.Runs = append(v.Runs, runHTML(s, r))
 	}
 	var b bytes.Buffer
-	if err := page.ExecuteTemplate(&b, "page", v); err != nil {
+	if err := page().ExecuteTemplate(&b, "page", v); err != nil {
 		return nil, fmt.Errorf("report.html: %v", err)
 	}
 	return b.Bytes(), nil
