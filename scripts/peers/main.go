@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command peers compares the cost and completeness of vigil record with
 // strace, bpftrace and the Linux audit system (auditd) on one workload:
 // GNU tar extracting an archive of N small files into a fresh directory
