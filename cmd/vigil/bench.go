@@ -223,7 +223,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 	}
 	var res bench.Outcome
 	if plan.Sequential != nil {
-		res, err = bench.RunSequential(ctx, cfg, decided)
+		res, err = bench.RunSequential(ctx, cfg, report.Decided)
 	} else {
 		res, err = bench.Run(ctx, cfg)
 	}
@@ -248,27 +248,6 @@ func runBench(cmd *cobra.Command, args []string) error {
 		return exitError{bench.ExitIncomplete}
 	}
 	return nil
-}
-
-// decided reports whether every decomposition verdict of the samples is
-// decided at the level of the plan's last look.
-func decided(plan wire.Plan, samples []wire.Sample) (bool, error) {
-	sum, err := report.Build([]wire.Plan{plan}, [][]wire.Sample{samples}, nil, report.DefaultOptions())
-	if err != nil {
-		return false, err
-	}
-	any := false
-	for _, r := range sum.Runs {
-		for _, cs := range r.Cells {
-			for _, it := range cs.Decomposition {
-				any = true
-				if it.Verdict == wire.Inconclusive {
-					return false, nil
-				}
-			}
-		}
-	}
-	return any, nil
 }
 
 // writeBenchReport writes the report outputs (summary.json, bmf.json,
