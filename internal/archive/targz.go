@@ -3,9 +3,9 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"hash/crc32"
 	"runtime"
 	"slices"
