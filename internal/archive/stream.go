@@ -136,12 +136,12 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 	}
 	events := make([]wire.Kernel, len(lines))
 	ok := make([]bool, len(lines))
-	prove := func(i int, line, buf []byte) ([]byte, bool) {
-		e, buf, proven := provenKernelLine(line, buf)
+	prove := func(i int, line []byte, s *proveScratch) bool {
+		e, proven := provenKernelLine(line, s)
 		if proven {
 			events[i], ok[i] = e, true
 		}
-		return buf, proven
+		return proven
 	}
 	if err := validateLinesOf(c.schema, lines, prove); err != nil {
 		return entryErr(c.name, "schema %s: %v", c.schema, offsetLines(err, first))
