@@ -30,27 +30,29 @@ import (
 //
 // TestKernelValidMatchesSchema holds kernelValid against the validator on
 // events with each constraint broken in turn.
-func provenKernelLine(line []byte, s *proveScratch) (wire.Kernel, bool) {
-	var e wire.Kernel
-	if !parseCanonicalKernel(line, &e, &s.arena) {
-		e = wire.Kernel{}
+//
+// e is written whatever the verdict; it is the line's event only when the
+// line is proven.
+func provenKernelLine(line []byte, e *wire.Kernel, s *proveScratch) bool {
+	if !parseCanonicalKernel(line, e, &s.arena) {
+		*e = wire.Kernel{}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil || dec.More() {
-			return e, false
+		if err := dec.Decode(e); err != nil || dec.More() {
+			return false
 		}
 	}
-	s.buf = appendKernel(s.buf[:0], &e)
+	s.buf = appendKernel(s.buf[:0], e)
 	if len(s.buf) != len(line)+1 || !bytes.Equal(s.buf[:len(line)], line) {
-		return e, false
+		return false
 	}
-	return e, kernelValid(&e) == ""
+	return kernelValid(e) == ""
 }
 
 // proveScratch is what one validating goroutine reuses from line to line.
 type proveScratch struct {
 	buf   []byte
-	arena stringArena
+	arena lineArena
 }
 
 var (

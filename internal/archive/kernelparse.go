@@ -19,7 +19,7 @@ import (
 // (a number out of range, a key out of place) shows up as a difference
 // and the line is not proven. Strings are views of arena memory, never
 // written again.
-func parseCanonicalKernel(line []byte, e *wire.Kernel, a *stringArena) bool {
+func parseCanonicalKernel(line []byte, e *wire.Kernel, a *lineArena) bool {
 	p := kparser{b: line, a: a, ok: true}
 	p.lit(`{"seq":`)
 	e.Seq = p.u64()
@@ -46,7 +46,7 @@ func parseCanonicalKernel(line []byte, e *wire.Kernel, a *stringArena) bool {
 	case p.opt(`,"fork":{"parent_pid":`):
 		e.Fork = p.fork()
 	case p.opt(`,"exit":{"code":`):
-		x := &wire.Exit{}
+		x := slot(&p.a.exits)
 		x.Code = p.i32()
 		p.lit(`,"signal":`)
 		x.Signal = p.i32()
@@ -62,7 +62,7 @@ func parseCanonicalKernel(line []byte, e *wire.Kernel, a *stringArena) bool {
 }
 
 func (p *kparser) open() *wire.Open {
-	x := &wire.Open{}
+	x := slot(&p.a.opens)
 	if p.opt(`"file":`) {
 		x.File = p.resolved()
 		p.lit(`,`)
@@ -98,7 +98,7 @@ func (p *kparser) open() *wire.Open {
 }
 
 func (p *kparser) exec() *wire.Exec {
-	x := &wire.Exec{}
+	x := slot(&p.a.execs)
 	x.File = *p.resolved()
 	p.lit(`,"filename":`)
 	x.Filename = wire.Bytes(p.str())
@@ -127,7 +127,7 @@ func (p *kparser) exec() *wire.Exec {
 }
 
 func (p *kparser) fork() *wire.Fork {
-	x := &wire.Fork{}
+	x := slot(&p.a.forks)
 	x.ParentPID = p.u32()
 	p.lit(`,"parent_tid":`)
 	x.ParentTID = p.u32()
@@ -144,7 +144,7 @@ func (p *kparser) fork() *wire.Fork {
 }
 
 func (p *kparser) resolved() *wire.ResolvedPath {
-	r := &wire.ResolvedPath{}
+	r := slot(&p.a.paths)
 	p.lit(`{"path":`)
 	r.Path = wire.Bytes(p.str())
 	r.Detached = p.opt(`,"detached":true`)
@@ -171,7 +171,7 @@ type kparser struct {
 	b  []byte
 	i  int
 	ok bool
-	a  *stringArena
+	a  *lineArena
 }
 
 func (p *kparser) lit(s string) {
@@ -295,16 +295,31 @@ func (p *kparser) name() string {
 // must not grow it without limit.
 const maxInterned = 4096
 
-// stringArena hands out strings carved from shared chunks, so that a
-// batch of lines costs a few allocations rather than one per string.
-type stringArena struct {
+// lineArena hands out strings and payloads carved from shared chunks, so
+// that a batch of lines costs a few allocations rather than several per
+// line. What it handed out is never written again.
+type lineArena struct {
 	buf   []byte
 	names map[string]string
+	opens []wire.Open
+	execs []wire.Exec
+	forks []wire.Fork
+	exits []wire.Exit
+	paths []wire.ResolvedPath
+}
+
+// slot returns a zeroed element carved out of *slab.
+func slot[T any](slab *[]T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, 256)
+	}
+	*slab = (*slab)[:len(*slab)+1]
+	return &(*slab)[len(*slab)-1]
 }
 
 const arenaChunk = 256 << 10
 
-func (a *stringArena) str(b []byte) string {
+func (a *lineArena) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}

@@ -39,7 +39,7 @@ func plainStrings(r *rand.Rand, v reflect.Value) {
 func TestParseCanonicalKernelMatchesEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	accepted := map[string]int{}
-	var arena stringArena
+	var arena lineArena
 	for i := range 10000 {
 		var e wire.Kernel
 		fill(r, reflect.ValueOf(&e).Elem(), 0)
@@ -86,7 +86,7 @@ func TestParseCanonicalKernelRefuses(t *testing.T) {
 		line := appendKernel(nil, &k[i])
 		line = line[:len(line)-1]
 		var e wire.Kernel
-		ok := parseCanonicalKernel(line, &e, &stringArena{})
+		ok := parseCanonicalKernel(line, &e, &lineArena{})
 		if want := k[i].Net == nil; ok != want {
 			t.Fatalf("event %d (%s): shortcut %v, want %v: %s", i, k[i].Kind, ok, want, line)
 		}
@@ -101,7 +101,7 @@ func TestParseCanonicalKernelRefuses(t *testing.T) {
 			bytes.Replace(line, []byte(`"agent"`), []byte(`"ag\u0065nt"`), 1),
 			bytes.Replace(line, []byte(`"seq":`), []byte(`"seq":99999999999999999999`), 1),
 		} {
-			if parseCanonicalKernel(bad, &e, &stringArena{}) {
+			if parseCanonicalKernel(bad, &e, &lineArena{}) {
 				t.Fatalf("event %d: read a spoiled line: %s", i, bad)
 			}
 		}
