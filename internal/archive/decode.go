@@ -170,9 +170,9 @@ func validate(f file) error {
 // validateLines is wire.ValidateNDJSON spread over the CPUs: schema
 // validation dominates verification time, and lines are independent.
 // The error names the first failing line, as the sequential check would.
-// prove, when set, may vouch for a line (it gets a scratch buffer to
+// prove, when set, may vouch for a line (it gets scratch space to
 // reuse); the validator checks the rest.
-func validateLines(name string, data []byte, prove func(i int, line, buf []byte) ([]byte, bool)) error {
+func validateLines(name string, data []byte, prove func(i int, line []byte, s *proveScratch) bool) error {
 	return validateLinesOf(name, splitLines(data), prove)
 }
 
@@ -189,7 +189,7 @@ func splitLines(data []byte) [][]byte {
 	return lines
 }
 
-func validateLinesOf(name string, lines [][]byte, prove func(i int, line, buf []byte) ([]byte, bool)) error {
+func validateLinesOf(name string, lines [][]byte, prove func(i int, line []byte, s *proveScratch) bool) error {
 	workers := min(runtime.GOMAXPROCS(0), 1+len(lines)/1024)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -197,7 +197,7 @@ func validateLinesOf(name string, lines [][]byte, prove func(i int, line, buf []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
+			var scratch proveScratch
 			// Interleaved chunks of 256 lines keep the workers even.
 			for start := w * 256; start < len(lines); start += workers * 256 {
 				for i := start; i < min(start+256, len(lines)); i++ {
@@ -205,8 +205,7 @@ func validateLinesOf(name string, lines [][]byte, prove func(i int, line, buf []
 						return
 					}
 					if prove != nil {
-						var ok bool
-						if buf, ok = prove(i, lines[i], buf); ok {
+						if prove(i, lines[i], &scratch) {
 							continue
 						}
 					}

@@ -59,17 +59,44 @@ func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) error {
 type file struct {
 	path string
 	data []byte
+	// parts is the data in pieces, for an entry being encoded (data is
+	// then nil): the kernel layer is encoded in blocks, and joining them
+	// would hold it in memory twice.
+	parts [][]byte
 
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)
 	kernel  []wire.Kernel      // the kernel layer's events, when every line was proven
 }
 
-// marshalEntries encodes every entry of b, manifest first, the rest sorted.
+// pieces is the entry's data as a list of slices.
+func (f *file) pieces() [][]byte {
+	if f.parts != nil {
+		return f.parts
+	}
+	return [][]byte{f.data}
+}
+
+// size is the length of the entry's data.
+func (f *file) size() int64 {
+	n := len(f.data)
+	for _, p := range f.parts {
+		n += len(p)
+	}
+	return int64(n)
+}
+
+// marshalEntries encodes every entry of b, manifest first, the rest
+// sorted, each in one piece.
 func marshalEntries(b *evidence.Bundle) ([]file, error) {
 	files, err := marshalBody(b)
 	if err != nil {
 		return nil, err
+	}
+	for i := range files {
+		if files[i].parts != nil {
+			files[i].data, files[i].parts = bytes.Join(files[i].parts, nil), nil
+		}
 	}
 	mf, err := manifestFor(b, files)
 	if err != nil {
@@ -86,7 +113,7 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		enc  func() ([]byte, error)
 	}{
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
-		{evidence.EntryKernel, false, func() ([]byte, error) { return marshalKernel(b.Kernel) }},
+		{evidence.EntryKernel, false, nil}, // in parts, below
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
 		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalDoc(&b.Surface) }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
@@ -97,15 +124,21 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		if d.skip {
 			continue
 		}
-		data, err := d.enc()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.path, err)
+		f := file{path: d.path}
+		if d.enc == nil {
+			f.parts = marshalKernelParts(b.Kernel)
+		} else {
+			data, err := d.enc()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d.path, err)
+			}
+			f.data = data
 		}
 		// Never write what Read would refuse.
-		if int64(len(data)) > limits.entry {
-			return nil, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", d.path, len(data), limits.entry)
+		if n := f.size(); n > limits.entry {
+			return nil, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", d.path, n, limits.entry)
 		}
-		files = append(files, file{path: d.path, data: data})
+		files = append(files, f)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
@@ -123,8 +156,11 @@ func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sum := sha256.Sum256(f.data)
-			m.Entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(f.data))}
+			h := sha256.New()
+			for _, p := range f.pieces() {
+				h.Write(p)
+			}
+			m.Entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}
 		}()
 	}
 	wg.Wait()
@@ -139,7 +175,7 @@ func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 	// 512-byte header; the tar ends with two zero blocks.
 	tarBytes := int64(1024)
 	for _, f := range append(files, file{path: evidence.EntryManifest, data: md}) {
-		tarBytes += 512 + (int64(len(f.data))+511)/512*512
+		tarBytes += 512 + (f.size()+511)/512*512
 	}
 	if tarBytes > limits.total {
 		return file{}, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
@@ -169,15 +205,16 @@ func marshalLines[T any](items []T) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// marshalKernel is marshalLines for the kernel layer, by far the largest
-// entry: blocks of events are encoded side by side and joined.
+// marshalKernel is marshalLines for the kernel layer.
 func marshalKernel(k []wire.Kernel) ([]byte, error) {
+	return bytes.Join(marshalKernelParts(k), nil), nil
+}
+
+// marshalKernelParts is marshalKernel in pieces: the kernel layer is by
+// far the largest entry, and blocks of events are encoded side by side.
+func marshalKernelParts(k []wire.Kernel) [][]byte {
 	const block = 4096
-	if len(k) <= block {
-		return appendKernels(nil, k), nil
-	}
 	parts := make([][]byte, (len(k)+block-1)/block)
-	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i := range parts {
@@ -189,20 +226,10 @@ func marshalKernel(k []wire.Kernel) ([]byte, error) {
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("block %d: %w", i, err)
-		}
+	if len(parts) == 0 {
+		return [][]byte{{}} // an empty layer is one empty piece, not none
 	}
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	out := make([]byte, 0, n)
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out, nil
+	return parts
 }
 
 // appendKernels appends the lines of k to b, sizing b from the first

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"vigil/internal/wire"
@@ -16,7 +17,9 @@ import (
 // encoding, and says nothing about any other line (the caller then runs
 // the validator on it). The argument:
 //
-//  1. The line decodes strictly (no unknown field) into e, and
+//  1. The line decodes strictly (no unknown field) into e (or
+//     parseCanonicalKernel reads e from it: the shortcut for lines laid
+//     out as appendKernel writes them), and
 //     appendKernel(e) reproduces it byte for byte. So the line is enc(e):
 //     its keys are exactly e's fields (every field without omitempty is
 //     present, an omitempty one only when set), numbers are integers
@@ -28,30 +31,40 @@ import (
 //
 // TestKernelValidMatchesSchema holds kernelValid against the validator on
 // events with each constraint broken in turn.
-func provenKernelLine(line, buf []byte) (wire.Kernel, []byte, bool) {
-	var e wire.Kernel
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil || dec.More() {
-		return e, buf, false
+//
+// e is written whatever the verdict; it is the line's event only when the
+// line is proven.
+func provenKernelLine(line []byte, e *wire.Kernel, s *proveScratch) bool {
+	if !parseCanonicalKernel(line, e, &s.arena) {
+		*e = wire.Kernel{}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(e); err != nil || dec.More() {
+			return false
+		}
 	}
-	buf = appendKernel(buf[:0], &e)
-	if len(buf) != len(line)+1 || !bytes.Equal(buf[:len(line)], line) {
-		return e, buf, false
+	s.buf = appendKernel(s.buf[:0], e)
+	if len(s.buf) != len(line)+1 || !bytes.Equal(s.buf[:len(line)], line) {
+		return false
 	}
-	return e, buf, kernelValid(&e) == ""
+	return kernelValid(e) == ""
 }
 
-// kernelPatterns are compiled on first use: at package level every command
-// would pay for them at start-up, and only reading kernel events needs them.
-var kernelPatterns = sync.OnceValue(func() (p struct{ hook, family, sockType *regexp.Regexp }) {
-	p.hook = regexp.MustCompile(`^tp_btf/[a-z_0-9]+$`)
+// proveScratch is what one validating goroutine reuses from line to line.
+type proveScratch struct {
+	buf   []byte
+	arena lineArena
+}
+
+var accesses = []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
+
+// netPatterns are compiled on first use: at package level every command
+// would pay for them at start-up, and only reading socket events needs them.
+var netPatterns = sync.OnceValue(func() (p struct{ family, sockType *regexp.Regexp }) {
 	p.family = regexp.MustCompile(`^(inet|inet6|unix|af_[0-9]+)$`)
 	p.sockType = regexp.MustCompile(`^(|stream|dgram|raw|seqpacket|type_[0-9]+)$`)
 	return p
 })
-
-var accesses = []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
 
 // kernelValid names the first constraint of kernel-event.schema.json that
 // e, encoded canonically, breaks, or returns "".
@@ -59,13 +72,16 @@ func kernelValid(e *wire.Kernel) string {
 	if !slices.Contains(wire.Kinds, e.Kind) {
 		return "kind"
 	}
-	if !kernelPatterns().hook.MatchString(e.Hook) {
+	if !validHook(e.Hook) {
 		return "hook"
 	}
-	payloads := map[string]bool{
-		"exec": e.Exec != nil, "exec_failed": e.ExecFailed != nil, "fork": e.Fork != nil, "exit": e.Exit != nil,
-		"open": e.Open != nil, "file_op": e.FileOp != nil, "net": e.Net != nil, "cgroup_migrate": e.Migrate != nil,
-		"io_uring": e.IOUring != nil,
+	payloads := [...]struct {
+		name string
+		set  bool
+	}{
+		{"exec", e.Exec != nil}, {"exec_failed", e.ExecFailed != nil}, {"fork", e.Fork != nil}, {"exit", e.Exit != nil},
+		{"open", e.Open != nil}, {"file_op", e.FileOp != nil}, {"net", e.Net != nil}, {"cgroup_migrate", e.Migrate != nil},
+		{"io_uring", e.IOUring != nil},
 	}
 	want := string(e.Kind)
 	if slices.Contains(wire.FileOpKinds, e.Kind) {
@@ -73,9 +89,9 @@ func kernelValid(e *wire.Kernel) string {
 	} else if slices.Contains(wire.NetKinds, e.Kind) {
 		want = "net"
 	}
-	for p, set := range payloads {
-		if set != (p == want) {
-			return "payload " + p
+	for _, p := range payloads {
+		if p.set != (p.name == want) {
+			return "payload " + p.name
 		}
 	}
 	switch {
@@ -114,13 +130,13 @@ func kernelValid(e *wire.Kernel) string {
 		}
 	case e.Net != nil:
 		n := e.Net
-		if !kernelPatterns().family.MatchString(n.Family) {
+		if !netPatterns().family.MatchString(n.Family) {
 			return "net.family"
 		}
 		if n.AddrFrom != "socket" && n.AddrFrom != "caller" {
 			return "net.addr_from"
 		}
-		if !kernelPatterns().sockType.MatchString(n.SockType) {
+		if !netPatterns().sockType.MatchString(n.SockType) {
 			return "net.sock_type"
 		}
 		if n.Syscall == "" {
@@ -139,4 +155,19 @@ func kernelValid(e *wire.Kernel) string {
 		}
 	}
 	return ""
+}
+
+// validHook is the schema's hook pattern ^tp_btf/[a-z_0-9]+$, without a
+// regular expression: it runs for every line.
+func validHook(h string) bool {
+	rest, ok := strings.CutPrefix(h, "tp_btf/")
+	if !ok || rest == "" {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

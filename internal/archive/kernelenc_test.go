@@ -194,7 +194,7 @@ func TestKernelValidMatchesSchema(t *testing.T) {
 		line := appendKernel(nil, &e)
 		line = line[:len(line)-1]
 		schemaOK := wire.Validate("kernel-event", line) == nil
-		_, _, proven := provenKernelLine(line, nil)
+		proven := provenKernelLine(line, new(wire.Kernel), &proveScratch{})
 		if proven != schemaOK {
 			t.Fatalf("event %d: proven %v, schema valid %v (kernelValid: %q)\n%s", i, proven, schemaOK, kernelValid(&e), line)
 		}
@@ -213,7 +213,7 @@ func TestKernelValidMatchesSchema(t *testing.T) {
 	plausible(r, &e)
 	line := appendKernel(nil, &e)
 	spaced := bytes.Replace(line[:len(line)-1], []byte(`,"ts_ns":`), []byte(`, "ts_ns":`), 1)
-	if _, _, ok := provenKernelLine(spaced, nil); ok {
+	if provenKernelLine(spaced, new(wire.Kernel), &proveScratch{}) {
 		t.Fatalf("a non-canonical line was proven: %s", spaced)
 	}
 }

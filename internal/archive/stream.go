@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 
 	"vigil/internal/evidence"
@@ -134,14 +135,20 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 		}
 		return nil
 	}
-	events := make([]wire.Kernel, len(lines))
+	// While every line so far is proven, the events are decoded straight
+	// into the layer's slice.
+	var events []wire.Kernel
+	if c.proven {
+		base := len(c.events)
+		c.events = slices.Grow(c.events, len(lines))[:base+len(lines)]
+		events = c.events[base:]
+	} else {
+		events = make([]wire.Kernel, len(lines))
+	}
 	ok := make([]bool, len(lines))
-	prove := func(i int, line, buf []byte) ([]byte, bool) {
-		e, buf, proven := provenKernelLine(line, buf)
-		if proven {
-			events[i], ok[i] = e, true
-		}
-		return buf, proven
+	prove := func(i int, line []byte, s *proveScratch) bool {
+		ok[i] = provenKernelLine(line, &events[i], s)
+		return ok[i]
 	}
 	if err := validateLinesOf(c.schema, lines, prove); err != nil {
 		return entryErr(c.name, "schema %s: %v", c.schema, offsetLines(err, first))
@@ -164,9 +171,7 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 		}
 		c.haveSeq, c.lastSeq = true, seq
 	}
-	if c.proven {
-		c.events = append(c.events, events...)
-	} else {
+	if !c.proven {
 		c.events = nil
 	}
 	return nil

@@ -3,9 +3,9 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"hash/crc32"
 	"runtime"
 	"slices"
@@ -42,14 +42,16 @@ func tarPieces(files []file) ([][]byte, error) {
 			Typeflag: tar.TypeReg,
 			Name:     f.path,
 			Mode:     entryMode,
-			Size:     int64(len(f.data)),
+			Size:     f.size(),
 			ModTime:  epoch,
 			Format:   tar.FormatUSTAR,
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.path, err)
 		}
-		out = append(out, hdr.Bytes(), f.data, zeros[:(512-len(f.data)%512)%512])
+		out = append(out, hdr.Bytes())
+		out = append(out, f.pieces()...)
+		out = append(out, zeros[:(512-f.size()%512)%512])
 	}
 	return out, nil
 }

@@ -24,16 +24,20 @@ type Bundle struct {
 // must agree with them: Counts, SeqGaps, SessionTasks and SDKEvents in the
 // health input (the caller's values for those are replaced), the capability surface and,
 // when there are SDK events, the correlation report. Every document gets
-// run.RunID.
+// run.RunID. The bundle may share kernel's array: the caller must not
+// change kernel afterwards.
 func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput) *Bundle {
 	if run.Schema == "" {
 		run.Schema = wire.RunSchema
 	}
 	run.EnvNames = envNames(run.EnvNames)
-	k := append([]wire.Kernel(nil), kernel...)
+	// Capture delivers events in Seq order, so the bundle keeps the
+	// caller's slice (the kernel layer is the largest thing a run holds
+	// in memory); only out of order is it copied and sorted.
+	k := kernel
 	bySeq := func(a, b wire.Kernel) int { return cmp.Compare(a.Seq, b.Seq) }
-	// Capture delivers events in Seq order; sorting is the exception.
 	if !slices.IsSortedFunc(k, bySeq) {
+		k = append([]wire.Kernel(nil), kernel...)
 		slices.SortStableFunc(k, bySeq)
 	}
 	if len(sdk) == 0 {

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Compares the evidence pipeline's stage benchmarks of two revisions on one
+# core, interleaved (old, new, old, new, ...) so that load from elsewhere
+# on the machine hits both alike, and prints benchstat's comparison.
+#
+#   scripts/bench-pipeline.sh OLD_REV [NEW_REV|.] [COUNT]
+#
+# NEW_REV "." (the default) is the working tree. The benchmark file of the
+# working tree is used for both, so a revision older than the benchmarks
+# can be measured too.
+set -euo pipefail
+old=${1:?usage: $0 OLD_REV [NEW_REV|.] [COUNT]}
+new=${2:-.}
+count=${3:-6}
+bench=${BENCH:-Stage}
+root=$(git rev-parse --show-toplevel)
+tmp=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; git -C "$root" worktree remove --force "$tmp/new" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+
+build() { # rev name
+	local dir=$root
+	if [ "$1" != . ]; then
+		dir=$tmp/$2
+		git -C "$root" worktree add --detach -q "$dir" "$1"
+		cp "$root/internal/archive/bench_test.go" "$dir/internal/archive/bench_test.go"
+	fi
+	(cd "$dir" && GOFLAGS=-buildvcs=false go test -c -o "$tmp/$2.test" ./internal/archive/)
+}
+build "$old" old
+build "$new" new
+for _ in $(seq "$count"); do
+	for v in old new; do
+		"$tmp/$v.test" -test.run '^$' -test.bench "$bench" -test.cpu 1 -test.benchtime 1s >>"$tmp/$v.txt"
+	done
+done
+cd "$root" && go run golang.org/x/perf/cmd/benchstat "$tmp/old.txt" "$tmp/new.txt"
