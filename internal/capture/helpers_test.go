@@ -42,15 +42,6 @@ func runHelper(mode string, args []string) error {
 		}
 		fmt.Println(time.Since(start).Nanoseconds())
 		return nil
-	case "getpidloop": // N: call getpid N times, print elapsed ns
-		var n int
-		fmt.Sscan(args[0], &n)
-		start := time.Now()
-		for i := 0; i < n; i++ {
-			unix.Getpid()
-		}
-		fmt.Println(time.Since(start).Nanoseconds())
-		return nil
 	case "firstopen": // CGROUP: Preflight, Open, Close in a fresh process; print µs of each
 		start := time.Now()
 		if err := Preflight(); err != nil {
