@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,41 +92,47 @@ func BenchmarkSyscall(b *testing.B) {
 	const perRound = 200_000
 	rounds := max(b.N/perRound, 5)
 	var none, floor, capt, added []float64
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// The thread's own CPU time: what other tasks on the host do (and
-	// any time this thread spends preempted) is left out.
-	cpu := func() int64 {
-		var ts unix.Timespec
-		if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+	// A helper process loops, so that nothing of this process (the
+	// capture's reader, its timers, the collector) runs on the measured
+	// thread.
+	loop := func() float64 {
+		out, err := helper(b, "", "getpidloop", strconv.Itoa(perRound)).Output()
+		if err != nil {
 			b.Fatal(err)
 		}
-		return ts.Nano()
-	}
-	loop := func() float64 {
-		runtime.GC()
-		start := cpu()
-		for range perRound {
-			unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0)
+		ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil {
+			b.Fatal(err)
 		}
-		return float64(cpu()-start) / perRound
+		return ns
 	}
 	b.ResetTimer()
-	for range rounds {
-		n := loop()
-		l, err := link.AttachTracing(link.TracingOptions{Program: noop})
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := loop()
-		l.Close()
-		c, err := Open(Config{CgroupPath: cg})
-		if err != nil {
-			b.Fatal(err)
-		}
-		k := loop()
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
+	for r := range rounds {
+		// The order of the three states turns every round, so that
+		// whatever the previous state left (caches, a collection) falls
+		// on each state alike.
+		var n, f, k float64
+		for i := range 3 {
+			switch (r + i) % 3 {
+			case 0:
+				n = loop()
+			case 1:
+				l, err := link.AttachTracing(link.TracingOptions{Program: noop})
+				if err != nil {
+					b.Fatal(err)
+				}
+				f = loop()
+				l.Close()
+			case 2:
+				c, err := Open(Config{CgroupPath: cg})
+				if err != nil {
+					b.Fatal(err)
+				}
+				k = loop()
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 		none, floor, capt, added = append(none, n), append(floor, f), append(capt, k), append(added, k-n)
 	}
