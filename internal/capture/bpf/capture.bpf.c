@@ -474,12 +474,14 @@ static __always_inline struct file *fd_file(long fd)
 {
 	if (fd < 0)
 		return 0;
+	/* Plain loads from the current task's BTF pointer; only the slot
+	 * at a variable index needs a probe read. */
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
-	unsigned int max = BPF_CORE_READ(fdt, max_fds);
+	struct fdtable *fdt = t->files->fdt;
+	unsigned int max = fdt->max_fds;
 	if ((unsigned long)fd >= max)
 		return 0;
-	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file **fds = fdt->fd;
 	struct file *f = 0;
 	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
 	return f;
@@ -489,6 +491,8 @@ static __always_inline struct file *fd_file(long fd)
 static __always_inline void add_cwd(struct slot *sl)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	/* Read as values: walk_path, a global function, takes no kernel
+	 * pointers. */
 	add_path(sl, BPF_CORE_READ(t, fs, pwd.mnt), BPF_CORE_READ(t, fs, pwd.dentry));
 }
 
@@ -654,20 +658,22 @@ int BPF_PROG(handle_migrate, struct cgroup *dst, const char *path, struct task_s
  * caller's memory). */
 static __always_inline __u64 sys_arg(struct pt_regs *regs, int i)
 {
+	/* Plain loads through the tracepoint's BTF pointer: the verifier
+	 * checks them, and each costs a load, not a helper call. */
 #if defined(__TARGET_ARCH_x86)
 	switch (i) {
-	case 0: return BPF_CORE_READ(regs, di);
-	case 1: return BPF_CORE_READ(regs, si);
-	case 2: return BPF_CORE_READ(regs, dx);
-	case 3: return BPF_CORE_READ(regs, r10);
-	case 4: return BPF_CORE_READ(regs, r8);
-	case 5: return BPF_CORE_READ(regs, r9);
+	case 0: return regs->di;
+	case 1: return regs->si;
+	case 2: return regs->dx;
+	case 3: return regs->r10;
+	case 4: return regs->r8;
+	case 5: return regs->r9;
 	}
 #else
 	if (i == 0)
-		return BPF_CORE_READ(regs, orig_x0);
+		return regs->orig_x0;
 	if (i > 0 && i < 6)
-		return BPF_CORE_READ(regs, user_regs.regs[i]);
+		return regs->user_regs.regs[i];
 #endif
 	return 0;
 }
@@ -880,10 +886,13 @@ static __noinline void sys_net(struct slot *sl, struct vigil_sysdesc *d, __u64 *
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
+	/* Every syscall of every task on the host passes here: the number
+	 * is read with a plain load, and one inlined array lookup tells
+	 * whether the call is of interest. */
 #if defined(__TARGET_ARCH_x86)
-	long nr = BPF_CORE_READ(regs, orig_ax);
+	long nr = regs->orig_ax;
 #else
-	long nr = BPF_CORE_READ(regs, syscallno);
+	long nr = regs->syscallno;
 #endif
 	if (nr < 0)
 		return 0;

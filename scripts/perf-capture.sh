@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Kernel-capture cost of `vigil record`, measured on this host (root, BPF).
+#
+#   scripts/perf-capture.sh [bystander|fixed|scale|sweep|all]
+#
+# bystander  ns per syscall (getpid) of a task outside any session: no
+#            program, a sys_exit program that only returns (the floor of
+#            any syscall tracepoint), and an open capture; interleaved
+#            rounds, medians (BenchmarkSyscall in internal/capture).
+# fixed      wall time of `vigil record -- true` against `true`,
+#            interleaved, RUNS each: median and interquartile range.
+# scale      OPENS opens (vigil agent --kernel-events OPENS/2) at
+#            concurrency 16 under vigil record with the default ring:
+#            opens captured, drops, events/s.
+# sweep      the same workload at concurrency 1..16: events/s reached and
+#            drops, to find the rate at which the default ring first drops.
+#
+# BEFORE=REV also builds REV (e.g. BEFORE=wire) and runs it side by side,
+# interleaved with the working tree; the benchmark source of the working
+# tree is used for both, so only the capture itself differs.
+# RUNS (30), OPENS (1000000), REPS (3), TMPDIR override the defaults.
+set -euo pipefail
+
+mode=${1:-all}
+case $mode in bystander|fixed|scale|sweep|all) ;; *)
+	echo "perf-capture.sh: unknown mode '$mode' (bystander, fixed, scale, sweep or all)" >&2; exit 2 ;;
+esac
+RUNS=${RUNS:-30}
+OPENS=${OPENS:-1000000}
+REPS=${REPS:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/perf-capture.XXXXXX")
+cleanup() {
+	if [[ -n ${BEFORE:-} && -d $work/before-src ]]; then
+		git -C "$root" worktree remove --force "$work/before-src" >/dev/null 2>&1 || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+
+# build NAME SRC: vigil and the capture test binary of tree SRC.
+build() {
+	(cd "$2" && go build -o "$work/vigil-$1" ./cmd/vigil &&
+		cd internal/capture && go test -c -o "$work/capture-$1.test" .)
+}
+variants=(after)
+build after "$root"
+if [[ -n ${BEFORE:-} ]]; then
+	git -C "$root" worktree add --detach "$work/before-src" "$BEFORE" >/dev/null 2>&1
+	cp "$root/internal/capture/bench_test.go" "$root/internal/capture/helpers_test.go" "$work/before-src/internal/capture/"
+	build before "$work/before-src"
+	variants=(before after)
+fi
+
+# Another capture on the host runs its sys_exit program for every task,
+# the measuring one included: the bystander numbers would be wrong.
+others() {
+	if command -v bpftool >/dev/null; then
+		bpftool link show 2>/dev/null | grep -c "tp 'sys_exit'" || true
+	else
+		echo "?"
+	fi
+}
+
+# stats LABEL FILE: median and quartiles of the numbers in FILE (ms).
+stats() {
+	sort -n "$2" | awk -v l="$1" '{a[NR]=$1} END {
+		printf "%-14s n=%d median %.1f ms  p25 %.1f  p75 %.1f\n", l, NR, a[int((NR+1)/2)], a[int((NR+3)/4)], a[int((3*NR+3)/4)] }'
+}
+
+now_ms() { date +%s%N | awk '{printf "%.3f", $1/1e6}'; }
+
+bystander() {
+	echo "== bystander: ns per getpid outside the session (thread CPU time; medians of rounds)"
+	echo "   other sys_exit programs attached on the host: $(others)"
+	for r in $(seq "$REPS"); do
+		for v in "${variants[@]}"; do
+			"$work/capture-$v.test" -test.run '^$' -test.bench '^BenchmarkSyscall$' -test.benchtime 4000000x |
+				awk -v v="$v" '/^BenchmarkSyscall/ { printf "%-7s", v; for (i = 3; i < NF; i += 2) printf "  %s %s", $(i+1), $i; print "" }'
+		done
+	done
+}
+
+fixed() {
+	echo "== fixed: wall time per run, $RUNS interleaved runs each"
+	: >"$work/fixed-true"
+	for v in "${variants[@]}"; do : >"$work/fixed-$v"; done
+	for i in $(seq "$RUNS"); do
+		t0=$(now_ms); true; /bin/true; t1=$(now_ms)
+		echo "$t1 - $t0" | bc >>"$work/fixed-true"
+		for v in "${variants[@]}"; do
+			t0=$(now_ms)
+			"$work/vigil-$v" record -q --archive "$work/fixed.vgl" -- /bin/true
+			t1=$(now_ms)
+			echo "$t1 - $t0" | bc >>"$work/fixed-$v"
+		done
+	done
+	stats "true" "$work/fixed-true"
+	for v in "${variants[@]}"; do
+		stats "record-$v" "$work/fixed-$v"
+		# Per-iteration difference: the timing overhead of the shell cancels.
+		paste "$work/fixed-$v" "$work/fixed-true" | awk '{print $1 - $2}' >"$work/added-$v"
+		stats "added-$v" "$work/added-$v"
+	done
+	for v in "${variants[@]}"; do
+		"$work/vigil-$v" record -q --archive "$work/fixed.vgl" --phase-log "$work/ph.json" -- /bin/true
+		echo "phases ($v): $(tr -d ' \n' <"$work/ph.json" | grep -o '"phases_ms":{[^}]*}')"
+	done
+}
+
+# agent V OPENS CONC: one scale run; prints events/s, opens captured, drops.
+agent() {
+	local v=$1 opens=$2 conc=$3 wd="$work/agent"
+	rm -rf "$wd" && mkdir -p "$wd"
+	local t0 t1
+	t0=$(now_ms)
+	"$work/vigil-$v" record -q --archive "$work/scale.vgl" --phase-log "$work/scale-ph.json" -- \
+		"$work/vigil-$v" agent --otel=false --work-dir "$wd" --kernel-events $((opens / 2)) --concurrency "$conc" >/dev/null
+	t1=$(now_ms)
+	"$work/vigil-$v" inspect --json "$work/scale.vgl" >"$work/scale.json"
+	python3 - "$work/scale.json" "$work/scale-ph.json" "$v" "$opens" "$conc" <<'PY'
+import json, sys
+ins = json.load(open(sys.argv[1])); ph = json.load(open(sys.argv[2]))
+v, want, conc = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+h = ins["health"]
+opens = h["emitted"]["open"]
+worker = sum(p["opens"] for p in ins["top_paths"] if "/workers/w-" in p["path"])
+rt = ph["phases_ms"].get("child_runtime", 0) / 1000
+total = ins["total_events"]
+print(f"{v:7s} conc {conc:2d}  events {total}  opens {opens} (worker files {want}, listed {worker})  "
+      f"drops {h['ringbuf_drops']['total']}  child_runtime {rt:.2f}s  {total/rt if rt else 0:,.0f} events/s  "
+      f"drain {ph['phases_ms'].get('drain', 0):.0f}ms  kernel_layer {h['kernel_layer']['status']}")
+PY
+}
+
+scale() {
+	echo "== scale: $OPENS opens at concurrency 16, default ring"
+	for v in "${variants[@]}"; do agent "$v" "$OPENS" 16; done
+}
+
+sweep() {
+	echo "== sweep: $((OPENS / 5)) opens per run, default ring"
+	for c in 1 2 4 8 16; do
+		for v in "${variants[@]}"; do agent "$v" $((OPENS / 5)) "$c"; done
+	done
+}
+
+case $mode in
+bystander) bystander ;;
+fixed) fixed ;;
+scale) scale ;;
+sweep) sweep ;;
+all) bystander; fixed; scale; sweep ;;
+esac
