@@ -1,10 +1,7 @@
 package report
 
 import (
-	"math/rand/v2"
 	"testing"
-
-	"vigil/internal/wire"
 )
 
 // Decided is true only when every decomposition verdict is decided: an
@@ -17,19 +14,7 @@ func TestDecided(t *testing.T) {
 		for _, c := range cells {
 			g.cells = append(g.cells, cell(c, 0, 0, 1))
 		}
-		g.wall = func(c wire.Cell, kind wire.ArmKind, block int, rng *rand.Rand) float64 {
-			v := defaultWall(c, kind, block, rng)
-			if kind != wire.ArmC {
-				return v
-			}
-			switch c.Name {
-			case "inter":
-				v += 10e6
-			case "drift":
-				v += (float64(block) - float64(blocks-1)/2) * 12e6 / float64(blocks-1)
-			}
-			return v
-		}
+		g.wall = verdictWall(blocks)
 		p, ss := g.build()
 		ok, err := Decided(p, ss)
 		if err != nil {
