@@ -9,10 +9,6 @@ import (
 	"vigil/internal/wire"
 )
 
-// Cells built so that C − A − B + bare (wall) is: 0 (add), +10 ms (inter),
-// a linear trend from −6 ms to +6 ms across blocks (drift), and +2.3 ms
-// with 2 ms noise near the 2.5 ms tolerance (near). Memory is additive
-// everywhere except inter, where C carries 6 MiB extra.
 // verdictWall is the wall time of the verdict cells: C pays a 10 ms
 // interaction in cell inter, a drift across the blocks in cell drift, and
 // 2.3 ms with 2 ms of noise in cell near; everything else is additive.
@@ -34,6 +30,10 @@ func verdictWall(blocks int) func(c wire.Cell, kind wire.ArmKind, block int, rng
 	}
 }
 
+// Cells built so that C − A − B + bare (wall) is: 0 (add), +10 ms (inter),
+// a linear trend from −6 ms to +6 ms across blocks (drift), and +2.3 ms
+// with 2 ms noise near the 2.5 ms tolerance (near). Memory is additive
+// everywhere except inter, where C carries 6 MiB extra.
 func TestDecompositionVerdicts(t *testing.T) {
 	const blocks = 20
 	g := genCfg{arms: fourArms, kinds: fourKinds, blocks: blocks, warmup: 1, seed: 11,
