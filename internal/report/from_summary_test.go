@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,67 @@ func TestConfidenceLabel(t *testing.T) {
 	}
 	if !strings.Contains(string(page), "interaction [80% CI]") || !strings.Contains(string(page), "80% intervals") {
 		t.Error("report.html does not label the decomposition and its header at 80%")
+	}
+}
+
+// A summary.json that passes its schema but names, in a finding, a cell or
+// arm its run does not have is refused with one line naming the file; it
+// never reaches a renderer (which would dereference the missing cell).
+func TestReadSummaryRejectsDanglingReferences(t *testing.T) {
+	p, ss := referenceRun().build()
+	dir := t.TempDir()
+	if _, err := WriteAll(dir, p, ss, DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	good, err := ReadSummary(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutations := 0
+	for i := range good.Findings {
+		for _, spoil := range []func(f *wire.Finding) bool{
+			func(f *wire.Finding) bool { ok := f.Cell != ""; f.Cell = "nosuch"; return ok },
+			func(f *wire.Finding) bool { ok := len(f.Cells) > 0; f.Cells = append(f.Cells, "nosuch"); return ok },
+			func(f *wire.Finding) bool { ok := f.HealthyThrough != ""; f.HealthyThrough = "nosuch"; return ok },
+			func(f *wire.Finding) bool {
+				if len(f.Verdicts) == 0 {
+					return false
+				}
+				f.Verdicts = append([]wire.CellVerdict{}, f.Verdicts...)
+				f.Verdicts[0].Cell = "nosuch"
+				return true
+			},
+			func(f *wire.Finding) bool {
+				if len(f.Costs) == 0 {
+					return false
+				}
+				f.Costs = append([]wire.Cost{}, f.Costs...)
+				f.Costs[0].Other = "nosuch"
+				return true
+			},
+		} {
+			var s wire.Summary
+			data, _ := json.Marshal(good)
+			json.Unmarshal(data, &s)
+			if !spoil(&s.Findings[i]) {
+				continue
+			}
+			mutations++
+			data, err := json.Marshal(&s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(t.TempDir(), SummaryFile)
+			if err := os.WriteFile(f, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = ReadSummary(f)
+			if err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), "nosuch") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("finding %d (%s) spoiled: error %v, want one line naming the file and the cell", i+1, s.Findings[i].Kind, err)
+			}
+		}
+	}
+	if mutations < 5 {
+		t.Fatalf("only %d references spoiled: the reference run lacks the findings this test needs", mutations)
 	}
 }

@@ -76,8 +76,96 @@ func ReadSummary(path string) (*wire.Summary, error) {
 		if f.Run < 0 || f.Run >= len(s.Runs) {
 			return nil, fmt.Errorf("%s: finding %d refers to run %d of %d", path, i+1, f.Run, len(s.Runs))
 		}
+		if err := findingRefs(s.Runs[f.Run], f); err != nil {
+			return nil, fmt.Errorf("%s: finding %d: %v", path, i+1, err)
+		}
 	}
 	return &s, nil
+}
+
+// findingRefs checks that every cell, arm and interaction a finding names
+// is in its run, as the renderers look them up: a summary that passes its
+// schema but names a cell its run lacks is refused, not rendered.
+func findingRefs(r *wire.RunSummary, f wire.Finding) error {
+	cell := func(name string) (*wire.CellSummary, error) {
+		if cs := r.CellNamed(name); cs != nil {
+			return cs, nil
+		}
+		return nil, fmt.Errorf("names cell %q, which its run does not have", name)
+	}
+	arm := func(cs *wire.CellSummary, name string) error {
+		if cs.ArmNamed(name) == nil {
+			return fmt.Errorf("names arm %q, which cell %q does not have", name, cs.Name)
+		}
+		return nil
+	}
+	spans := func(name string) error {
+		cs, err := cell(name)
+		if err == nil && cs.Spans == nil {
+			err = fmt.Errorf("cites the span events of cell %q, which has none", name)
+		}
+		return err
+	}
+	switch f.Kind {
+	case wire.FindingArmCosts:
+		if _, err := cell(f.Cell); err != nil {
+			return err
+		}
+	case wire.FindingSpansClipped:
+		if err := spans(f.Cell); err != nil {
+			return err
+		}
+	case wire.FindingSpansRetained:
+		for _, c := range f.Cells {
+			if err := spans(c); err != nil {
+				return err
+			}
+		}
+	case wire.FindingKernel:
+		if f.Status == wire.StatusHealthy || f.Status == wire.StatusHealthyThrough {
+			if _, err := cell(f.HealthyThrough); err != nil {
+				return err
+			}
+		}
+	}
+	for _, names := range [][]string{f.Cells, f.Unhealthy, f.Uncalibrated} {
+		for _, c := range names {
+			if _, err := cell(c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, v := range f.Verdicts {
+		cs, err := cell(v.Cell)
+		if err != nil {
+			return err
+		}
+		if cs.InteractionOf(v.Metric) == nil {
+			return fmt.Errorf("cites the %s decomposition of cell %q, which has none", v.Metric, v.Cell)
+		}
+	}
+	for _, a := range f.Incomplete {
+		cs, err := cell(a.Cell)
+		if err != nil {
+			return err
+		}
+		if err := arm(cs, a.Arm); err != nil {
+			return err
+		}
+	}
+	for _, c := range f.Costs {
+		cs, err := cell(c.Cell)
+		if err != nil {
+			return err
+		}
+		if err := arm(cs, c.Base); err != nil {
+			return err
+		}
+		if err := arm(cs, c.Other); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteFromSummary renders every output again from a summary alone (no
