@@ -23,8 +23,7 @@ func TestCheckCommand(t *testing.T) {
 	// The fixture's record does not cover every class a deny default needs.
 	incomplete := write("incomplete.yaml", head+"default: deny\nrules:\n- {name: all, action: allow, paths: ['/**']}\n- {name: net, action: allow, endpoints: ['*:*']}\n")
 	broken := write("broken.yaml", head+"default: deny\nrules:\n- {name: x, action: allow, paths: ['relative/**']}\n")
-	reset := func() { checkFlags.policy, checkFlags.format = "", "text" }
-	runCLICases(t, reset, []cliCase{
+	runCLICases(t, []cliCase{
 		{args: []string{"check", "--policy", pass, good}, code: 0, stdout: "PASS"},
 		{args: []string{"check", "--policy", fail, good}, code: 1, stdout: "read /home/agent/work/file-00000  (rule no-home"},
 		{args: []string{"check", "--policy", fail, "--format", "json", good}, code: 1, schema: "policy-check"},
@@ -37,10 +36,8 @@ func TestCheckCommand(t *testing.T) {
 		{args: []string{"check", "--policy", broken, good}, code: ExitRunnerFailure},
 	})
 	// A bad policy is one line naming the file and what is wrong.
-	reset()
 	_, _, err := runVigil(t, "check", "--policy", broken, good)
 	if msg := err.Error(); !strings.Contains(msg, broken) || !strings.Contains(msg, "must be absolute") || strings.Contains(msg, "\n") {
 		t.Errorf("bad policy error: %q", msg)
 	}
-	reset()
 }

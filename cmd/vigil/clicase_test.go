@@ -16,13 +16,11 @@ type cliCase struct {
 	schema string // stdout must validate against this schema
 }
 
-// runCLICases runs each case after reset (cobra keeps flag values between
-// Execute calls) and checks exit code, output and schema.
-func runCLICases(t *testing.T, reset func(), cases []cliCase) {
+// runCLICases runs each case (runVigil resets the flags after each) and
+// checks exit code, output and schema.
+func runCLICases(t *testing.T, cases []cliCase) {
 	t.Helper()
-	defer reset()
 	for _, c := range cases {
-		reset()
 		out, errOut, err := runVigil(t, c.args...)
 		if got := exitCode(err); got != c.code {
 			t.Errorf("%v: exit %d, want %d (err %v, stderr %q)", c.args, got, c.code, err, errOut)

@@ -14,10 +14,7 @@ func TestDiffCommand(t *testing.T) {
 	if err := archive.Write(other, evidencetest.Bundle(80, 3)); err != nil {
 		t.Fatal(err)
 	}
-	reset := func() {
-		diffFlags.json, diffFlags.normalize, diffFlags.noDefault, diffFlags.ignoreCounts = false, nil, false, false
-	}
-	runCLICases(t, reset, []cliCase{
+	runCLICases(t, []cliCase{
 		{args: []string{"diff", good, good}, code: 0, stdout: "no differences"},
 		{args: []string{"diff", good, other}, code: 1, stdout: "tool call write_file#3: only in B"},
 		{args: []string{"diff", "--json", good, other}, code: 1, schema: "diff"},

@@ -10,25 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/spf13/pflag"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 )
-
-// resetFlags puts every flag of the named subcommand back to its default
-// (cobra keeps values between Execute calls).
-func resetFlags(name string) func() {
-	return func() {
-		for _, c := range rootCmd.Commands() {
-			if c.Name() == name {
-				c.Flags().VisitAll(func(f *pflag.Flag) {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				})
-			}
-		}
-	}
-}
 
 func TestExportCommand(t *testing.T) {
 	good, bad := writeArchives(t)
@@ -51,7 +35,7 @@ func TestExportCommand(t *testing.T) {
 	out := filepath.Join(dir, "run.otlp.jsonl")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	runCLICases(t, resetFlags("export"), []cliCase{
+	runCLICases(t, []cliCase{
 		{args: []string{"export", good}, code: 125},
 		{args: []string{"export", good, "--otlp-endpoint", "localhost:4318"}, code: 125},
 		{args: []string{"export", good, "--otlp-file", out, "--max-events-per-span", "0"}, code: 125},
@@ -85,7 +69,7 @@ func TestExportCommand(t *testing.T) {
 	// The endpoint can come from the standard environment variable.
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 	before := spans.Load()
-	runCLICases(t, resetFlags("export"), []cliCase{{args: []string{"export", good}, code: 0}})
+	runCLICases(t, []cliCase{{args: []string{"export", good}, code: 0}})
 	// With the default span size the continuation spans are not needed.
 	if got, want := spans.Load()-before, int64(fileSpans-bytes.Count(data, []byte(`(continued)`))); got != want {
 		t.Fatalf("export to OTEL_EXPORTER_OTLP_ENDPOINT sent %d spans, want %d", got, want)

@@ -45,9 +45,7 @@ func TestKeygenSignVerify(t *testing.T) {
 	id := fields[0]
 	notKey := filepath.Join(dir, "notakey.pub")
 	os.WriteFile(notKey, []byte("hello\n"), 0o644)
-	reset := func() { verifyPubkey = "" }
-	t.Cleanup(reset)
-	runCLICases(t, reset, []cliCase{
+	runCLICases(t, []cliCase{
 		{args: []string{"verify", signed}, stdout: "signature=unchecked:" + id},
 		{args: []string{"verify", "--pubkey", name + ".pub", signed}, stdout: "signature=verified:" + id},
 		{args: []string{"verify", "--pubkey", name + ".key", signed}, stdout: "signature=verified:" + id},

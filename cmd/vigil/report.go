@@ -44,6 +44,13 @@ Bad input exits 125 with a one-line error and writes nothing.`,
 				if len(dirs) > 0 {
 					return fail(fmt.Errorf("--from-summary takes no DIR arguments"))
 				}
+				// The summary's statistics are final; an analysis flag
+				// would be silently ignored.
+				for _, name := range []string{"tolerance", "tolerance-wall-floor", "tolerance-mem-floor", "confidence", "bootstrap"} {
+					if cmd.Flags().Changed(name) {
+						return fail(fmt.Errorf("--%s has no effect with --from-summary: the summary's statistics are final", name))
+					}
+				}
 				if out == "" {
 					out = filepath.Dir(fromSummary)
 				}

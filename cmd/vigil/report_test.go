@@ -94,3 +94,35 @@ func TestReportCommandNonFiniteFlags(t *testing.T) {
 		rc.Flags().Set("tolerance", "5%")
 	}
 }
+
+// --from-summary renders the same files again from summary.json alone, and
+// refuses the analysis flags it would otherwise ignore.
+func TestReportFromSummary(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(testPlan), 0o644)
+	os.WriteFile(filepath.Join(dir, "samples.jsonl"), []byte(testSample("s1", "bare")+"\n"+testSample("s2", "A")+"\n"), 0o644)
+	first, stderr, err := runReport(t, dir)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	again := t.TempDir()
+	second, stderr, err := runReport(t, "--from-summary", filepath.Join(dir, "summary.json"), "--out", again)
+	if err != nil {
+		t.Fatalf("--from-summary: %v: %s", err, stderr)
+	}
+	if strings.ReplaceAll(first, dir, "D") != strings.ReplaceAll(second, again, "D") {
+		t.Errorf("tables differ:\n%s\n---\n%s", first, second)
+	}
+	for _, f := range []string{"summary.json", "bmf.json", "bench.txt", "findings.md", "report.html"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, err := os.ReadFile(filepath.Join(again, f))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s differs after --from-summary (%v)", f, err)
+		}
+	}
+	var ee exitError
+	_, stderr, err = runReport(t, "--from-summary", filepath.Join(dir, "summary.json"), "--out", t.TempDir(), "--tolerance", "3%")
+	if !errors.As(err, &ee) || !strings.Contains(stderr, "--tolerance has no effect with --from-summary") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--tolerance with --from-summary: err %v, stderr %q", err, stderr)
+	}
+}

@@ -11,6 +11,9 @@ import (
 	"vigil/internal/archive"
 	"vigil/internal/evidence/evidencetest"
 	"vigil/internal/wire"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // runVigil runs the root command with args and returns stdout, stderr and
@@ -25,9 +28,29 @@ func runVigil(t *testing.T, args ...string) (string, string, error) {
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
 		rootCmd.SetArgs(nil)
+		resetFlags(rootCmd)
 	}()
 	err := rootCmd.Execute()
 	return out.String(), errOut.String(), err
+}
+
+// resetFlags puts every flag of cmd and its subcommands back to its
+// default and unset, so that one in-process run's flags never reach the
+// next (cobra keeps them in the command tree).
+func resetFlags(cmd *cobra.Command) {
+	reset := func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			sv.Replace(nil)
+		} else {
+			f.Value.Set(f.DefValue)
+		}
+		f.Changed = false
+	}
+	cmd.Flags().VisitAll(reset)
+	cmd.PersistentFlags().VisitAll(reset)
+	for _, c := range cmd.Commands() {
+		resetFlags(c)
+	}
 }
 
 func writeArchives(t *testing.T) (good, bad string) {
