@@ -193,7 +193,7 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 	// re-parented to the harness.
 	var left []int
 	if group != nil {
-		empty, seen := group.WaitEmpty(e.StragglerGrace)
+		empty := group.WaitEmpty(e.StragglerGrace)
 		if !empty {
 			killed, kerr := group.Kill()
 			m.Stragglers += len(killed)
@@ -202,7 +202,7 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 				return m, kerr
 			}
 		}
-		reapAll(seen, false)
+		reapExited()
 		peak, perr := group.Peak()
 		if perr != nil {
 			return m, perr
@@ -239,6 +239,25 @@ func reap(pid int) reaped {
 // reapAll collects exit statuses of pids that were re-parented to the
 // harness, so no zombie outlives its sample. block waits for processes
 // that were just killed; otherwise only finished ones are collected.
+// reapExited reaps every child of the harness that has ended: as the
+// child subreaper it inherits each orphaned straggler, including those
+// forked during the grace period that were never listed in the group, and
+// one left unreaped would stay a zombie for the rest of the run. (A
+// collector that has ended is reaped here too; it then reports that it
+// exited.)
+func reapExited() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return
+		}
+	}
+}
+
 func reapAll(pids []int, block bool) {
 	opt := syscall.WNOHANG
 	if block {

@@ -89,19 +89,10 @@ func (g *Group) Peak() (int64, error) {
 func (g *Group) Procs() ([]int, error) { return cgroup.TreeProcs(g.Dir) }
 
 // WaitEmpty waits until the group has no processes or timeout passes, and
-// reports whether it emptied, with the pids that were in it when the wait
-// began. Exiting descendants leave the group within moments of their
-// parent; this only waits for that, it is not a delay.
-func (g *Group) WaitEmpty(timeout time.Duration) (bool, []int) {
-	seen, err := g.Procs()
-	if err != nil {
-		return false, nil
-	}
-	if len(seen) == 0 {
-		return true, nil
-	}
-	err = cgroup.WaitEmpty(context.Background(), g.Dir, time.Now().Add(timeout))
-	return err == nil, seen
+// reports whether it emptied. Exiting descendants leave the group within
+// moments of their parent; this only waits for that, it is not a delay.
+func (g *Group) WaitEmpty(timeout time.Duration) bool {
+	return cgroup.WaitEmpty(context.Background(), g.Dir, time.Now().Add(timeout)) == nil
 }
 
 // Kill kills every process in the group until it is empty (cgroup.KillAll),
