@@ -35,7 +35,9 @@ func (r *run) prepareSDKLog() (string, error) {
 		return p, f.Close()
 	}
 	// The pid in the name lets a later run remove the file when this one
-	// is killed before it can (removeStaleSDKLogs).
+	// is killed before it can (removeStaleSDKLogs); the lock held for the
+	// whole run keeps a vigil that cannot see this pid (another PID
+	// namespace sharing the directory) from taking the file for stale.
 	f, err := os.CreateTemp("", fmt.Sprintf("vigil-sdk-%d-%s-*.ndjson", os.Getpid(), r.o.RunID))
 	if err != nil {
 		return "", fail("creating the SDK event log: %v", err)
@@ -45,7 +47,32 @@ func (r *run) prepareSDKLog() (string, error) {
 		f.Close()
 		return "", fail("creating the SDK event log: %v", err)
 	}
-	return f.Name(), f.Close()
+	if err := lockInUse(f); err != nil {
+		f.Close()
+		return "", fail("locking the SDK event log: %v", err)
+	}
+	r.sdkLock = f
+	return f.Name(), nil
+}
+
+// lockInUse marks f as in use for as long as it stays open: an open file
+// description read lock (fcntl F_OFD_SETLK), which the workload's own
+// flock of the log does not interact with.
+func lockInUse(f *os.File) error {
+	lk := unix.Flock_t{Type: unix.F_RDLCK}
+	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
+}
+
+// inUse reports whether some open file description holds lockInUse's
+// lock on path; a file it cannot open to test counts as in use.
+func inUse(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	lk := unix.Flock_t{Type: unix.F_WRLCK}
+	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk) != nil
 }
 
 // giveToChild makes f the --user child's, so that it can write it.
@@ -130,12 +157,19 @@ var staleSDKLog = sync.OnceValue(func() *regexp.Regexp {
 // removeStaleSDKLogs removes private SDK logs in dir (the temporary
 // directory) left by a vigil that was killed before it could remove its
 // own. It returns the names removed.
-func removeStaleSDKLogs(dir string) []string { return removeStale(dir, staleSDKLog()) }
+func removeStaleSDKLogs(dir string) []string {
+	return removeStaleIf(dir, staleSDKLog(), func(path string) bool { return !inUse(path) })
+}
 
 // removeStale removes the regular files in dir whose name matches re,
 // with re's first group the pid of the vigil that wrote them, when that
 // process is gone.
 func removeStale(dir string, re *regexp.Regexp) []string {
+	return removeStaleIf(dir, re, func(string) bool { return true })
+}
+
+// removeStaleIf is removeStale for the files that also pass ok.
+func removeStaleIf(dir string, re *regexp.Regexp, ok func(path string) bool) []string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -147,7 +181,7 @@ func removeStale(dir string, re *regexp.Regexp) []string {
 			continue
 		}
 		pid, err := strconv.Atoi(m[1])
-		if err != nil || pid == os.Getpid() || pidAlive(pid) {
+		if err != nil || pid == os.Getpid() || pidAlive(pid) || !ok(filepath.Join(dir, e.Name())) {
 			continue
 		}
 		if os.Remove(filepath.Join(dir, e.Name())) == nil {

@@ -49,7 +49,8 @@ type run struct {
 	session    *cgroup.Session
 	limits     *limits.Set
 	capture    Capture
-	sdkTemp    string // private SDK log, removed at the end
+	sdkTemp    string   // private SDK log, removed at the end
+	sdkLock    *os.File // holds the SDK log's in-use lock for the run
 	archiveTmp string
 }
 
@@ -74,6 +75,10 @@ func (r *run) release() error {
 	if r.sdkTemp != "" {
 		os.Remove(r.sdkTemp)
 		r.sdkTemp = ""
+	}
+	if r.sdkLock != nil {
+		r.sdkLock.Close()
+		r.sdkLock = nil
 	}
 	if r.archiveTmp != "" {
 		os.Remove(r.archiveTmp)

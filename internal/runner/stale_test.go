@@ -28,11 +28,22 @@ func TestRemoveStaleSDKLogs(t *testing.T) {
 		fmt.Sprintf("vigil-sdk-%d-run4-000.ndjson.partial", dead):     true,
 		fmt.Sprintf("other-%d-run5.ndjson", dead):                     true,
 		fmt.Sprintf("vigil-sdk-x%d-run6.ndjson", dead):                true,
+		// A dead pid as seen from here, but the file is locked in use (its
+		// vigil runs in another PID namespace).
+		fmt.Sprintf("vigil-sdk-%d-run7-111.ndjson", dead): true,
 	}
 	for n := range names {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	held, err := os.Open(filepath.Join(dir, fmt.Sprintf("vigil-sdk-%d-run7-111.ndjson", dead)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := lockInUse(held); err != nil {
+		t.Fatal(err)
 	}
 	removed := removeStaleSDKLogs(dir)
 	if want := []string{fmt.Sprintf("vigil-sdk-%d-run1-123.ndjson", dead)}; !slices.Equal(removed, want) {
