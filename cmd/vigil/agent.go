@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -111,32 +110,28 @@ func failKnobFromEnv(cfg *workload.Config, everySet, fileSet bool) error {
 }
 
 func runAgent(cmd *cobra.Command, cfg workload.Config, resultOut string) error {
-	// Creating --result-out's temporary file now proves it writable
-	// before any work is done.
-	var out *atomicfile.File
+	// Checking --result-out now refuses an unwritable target before any
+	// work is done; the file itself is written only at the end, so an
+	// agent killed mid-run leaves nothing beside it.
 	if resultOut != "" {
-		var err error
-		if out, err = atomicfile.Open(resultOut, workload.MeasuredOutput); err != nil {
-			return fmt.Errorf("--result-out: cannot create a file in %s: %v", filepath.Dir(resultOut), errors.Unwrap(err))
-		}
-	}
-	abort := func() {
-		if out != nil {
-			out.Abort()
+		if err := atomicfile.CheckTarget(resultOut); err != nil {
+			return fmt.Errorf("--result-out %s: %v", resultOut, err)
 		}
 	}
 	res, runErr := workload.Run(cmd.Context(), cfg)
 	if runErr != nil && res.Status != wire.StatusError {
-		abort()
 		return runErr // bad input or setup failure: exit 125, nothing written
 	}
 	line, err := json.Marshal(res)
 	if err != nil {
-		abort()
 		return fmt.Errorf("encode result: %w", err)
 	}
 	line = append(line, '\n')
-	if out != nil {
+	if resultOut != "" {
+		out, err := atomicfile.Open(resultOut, workload.MeasuredOutput)
+		if err != nil {
+			return fmt.Errorf("--result-out: %w", err)
+		}
 		if _, err := out.Write(line); err != nil {
 			out.Abort()
 			return fmt.Errorf("--result-out: %w", err)

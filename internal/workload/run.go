@@ -128,7 +128,7 @@ func setup(ctx context.Context, cfg *Config) (s *session, err error) {
 		if !s.otelOn {
 			s.res.Warnings = append(s.res.Warnings, "--trace-out "+cfg.TraceOut+" not written: tracing is off ("+s.res.OTelDisabledBy+")")
 		} else if s.traceFile, err = atomicfile.Open(cfg.TraceOut, MeasuredOutput); err != nil {
-			return s, &ConfigError{Flag: "--trace-out", Msg: fmt.Sprintf("cannot create a file in %s: %v", filepath.Dir(cfg.TraceOut), errors.Unwrap(err))}
+			return s, &ConfigError{Flag: "--trace-out", Msg: err.Error()}
 		}
 	}
 
