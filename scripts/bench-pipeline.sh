@@ -5,9 +5,11 @@
 #
 #   scripts/bench-pipeline.sh OLD_REV [NEW_REV|.] [COUNT]
 #
-# NEW_REV "." (the default) is the working tree. The benchmark file of the
-# working tree is used for both, so a revision older than the benchmarks
-# can be measured too.
+# NEW_REV "." (the default) is the working tree. The benchmark files of the
+# working tree (bench_test.go and the CPU-time helpers cputime_*_test.go)
+# are used for both. They call package internals (deflateAll, readEntry),
+# so OLD_REV must have those: any revision from the one that added the
+# stage benchmarks on.
 set -euo pipefail
 old=${1:?usage: $0 OLD_REV [NEW_REV|.] [COUNT]}
 new=${2:-.}
@@ -22,7 +24,7 @@ build() { # rev name
 	if [ "$1" != . ]; then
 		dir=$tmp/$2
 		git -C "$root" worktree add --detach -q "$dir" "$1"
-		cp "$root/internal/archive/bench_test.go" "$dir/internal/archive/bench_test.go"
+		cp "$root"/internal/archive/bench_test.go "$root"/internal/archive/cputime_*_test.go "$dir/internal/archive/"
 	fi
 	(cd "$dir" && GOFLAGS=-buildvcs=false go test -c -o "$tmp/$2.test" ./internal/archive/)
 }

@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/klauspost/compress/flate"
 	"hash/crc32"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"

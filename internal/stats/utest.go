@@ -1,8 +1,9 @@
 package stats
 
 import (
-	mstats "github.com/aclements/go-moremath/stats"
 	"math"
+
+	mstats "github.com/aclements/go-moremath/stats"
 )
 
 // UTestResult is a two-sided Mann–Whitney U test of x against y.

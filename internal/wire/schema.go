@@ -130,7 +130,8 @@ func Validate(name string, data []byte) error {
 	return nil
 }
 
-// ValidateNDJSON checks every non-empty line of data against schema name;
+// ValidateNDJSON checks every line of data against schema name (an empty
+// line is an error);
 // the error names the 1-based line.
 func ValidateNDJSON(name string, data []byte) error {
 	line := 0

@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"vigil/internal/atomicfile"
-
 	"context"
 	"fmt"
 	"os"
@@ -15,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"vigil/internal/atomicfile"
 )
 
 // Environment variables the workload reads itself. The SDK reads the

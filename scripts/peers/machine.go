@@ -84,18 +84,6 @@ func mountTmpfs(dir string) error {
 	return nil
 }
 
-// cgroup2Root is the cgroup v2 mount: /sys/fs/cgroup on a pure v2 host,
-// /sys/fs/cgroup/unified on a hybrid one.
-func cgroup2Root() (string, error) {
-	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		var st unix.Statfs_t
-		if unix.Statfs(dir, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-			return dir, nil
-		}
-	}
-	return "", errors.New("no cgroup v2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified")
-}
-
 // syscallTracepoints makes the syscalls tracepoints visible to bpftrace.
 // bpftrace reads their formats from tracefs; a host that has not mounted
 // it gets it mounted here, and unmount undoes exactly that.

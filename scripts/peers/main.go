@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"vigil/internal/atomicfile"
+	"vigil/internal/cgroup"
 )
 
 // report is peers.json.
@@ -215,7 +216,7 @@ func run(args []string) (err error) {
 	}
 	defer unix.Unmount(work, unix.MNT_DETACH)
 	rep.Machine.Tmpfs = mountLine(work)
-	rep.Machine.Cgroup, _ = cgroup2Root()
+	rep.Machine.Cgroup, _ = cgroup.FindV2Mount()
 
 	h := &harness{work: work, stderr: filepath.Join(work, "stderr.txt"), install: o.install,
 		env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "HOME=/root"}}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"vigil/internal/archive"
+	"vigil/internal/cgroup"
 )
 
 // job is one run of the workload: extract the archive of N files into a
@@ -236,7 +237,7 @@ func (b *bpftraceObserver) setup(ctx context.Context, h *harness) error {
 		return err
 	}
 	b.unmountTP = unmount
-	root, err := cgroup2Root()
+	root, err := cgroup.FindV2Mount()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // SummaryJSON encodes summary.json and checks it against
-// schema/summary.schema.json.
+// internal/wire/summary.schema.json.
 func SummaryJSON(s *wire.Summary) ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
