@@ -131,8 +131,7 @@ func Validate(name string, data []byte) error {
 }
 
 // ValidateNDJSON checks every line of data against schema name (an empty
-// line is an error);
-// the error names the 1-based line.
+// line is an error); the error names the 1-based line.
 func ValidateNDJSON(name string, data []byte) error {
 	line := 0
 	for len(data) > 0 {
