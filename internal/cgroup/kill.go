@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -84,12 +86,51 @@ func KillAll(ctx context.Context, dir string, timeout time.Duration) ([]int, err
 		}
 		for _, p := range left {
 			seen[p] = true
-			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		if err := killListed(dir, left); err != nil {
+			return keys(seen), err
 		}
 		if err := sleep(ctx, time.Millisecond); err != nil {
 			return keys(seen), err
 		}
 	}
+}
+
+// killListed sends SIGKILL to each of pids, listed in dir a moment ago,
+// that is still in dir: each is pinned with a pidfd first and the cgroup
+// listed again, so a pid that exited and was reused by a process elsewhere
+// in between is never signalled. (Without pidfds, before Linux 5.3, the
+// pid is signalled directly.)
+func killListed(dir string, pids []int) error {
+	fds := make(map[int]int, len(pids))
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
+	for _, p := range pids {
+		fd, err := unix.PidfdOpen(p, 0)
+		switch {
+		case err == nil:
+			fds[p] = fd
+		case errors.Is(err, unix.ENOSYS):
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		// ESRCH: gone already.
+	}
+	if len(fds) == 0 {
+		return nil
+	}
+	again, err := TreeProcs(dir)
+	if err != nil {
+		return fmt.Errorf("listing processes of %s: %w", dir, err)
+	}
+	for _, p := range again {
+		if fd, ok := fds[p]; ok {
+			_ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+	}
+	return nil
 }
 
 // WaitEmpty blocks until no live process is left in the cgroup dir or
@@ -128,10 +169,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// keys lists the pids of m in order.
 func keys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
