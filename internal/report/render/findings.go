@@ -26,21 +26,22 @@ func Findings(s *wire.Summary) []byte {
 		t := describe(s, f)
 		fmt.Fprintf(&b, "### %d. %s\n\n", f.N, t.Title)
 		fmt.Fprintf(&b, "**Claim.** %s\n\n", t.Claim)
-		if len(t.Evidence) > 0 {
-			b.WriteString("**Numbers.**\n\n")
-			for _, e := range t.Evidence {
-				fmt.Fprintf(&b, "- %s\n", e)
-			}
-			b.WriteString("\n")
-		}
+		writeList(&b, "Numbers", t.Evidence)
 		fmt.Fprintf(&b, "**Scope.** %s.\n\n", t.Scope)
-		if len(t.NonClaims) > 0 {
-			b.WriteString("**Not claimed.**\n\n")
-			for _, n := range t.NonClaims {
-				fmt.Fprintf(&b, "- %s\n", n)
-			}
-			b.WriteString("\n")
-		}
+		writeList(&b, "Not claimed", t.NonClaims)
 	}
 	return []byte(b.String())
+}
+
+// writeList writes a bold heading and items as a Markdown list, or nothing
+// when there are no items.
+func writeList(b *strings.Builder, heading string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**%s.**\n\n", heading)
+	for _, it := range items {
+		fmt.Fprintf(b, "- %s\n", it)
+	}
+	b.WriteString("\n")
 }
