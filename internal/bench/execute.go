@@ -212,7 +212,7 @@ func (e *Executor) Run(ctx context.Context, argv, env []string, dir string, stdo
 		left = killGroup(pgid, e.StragglerGrace)
 		m.Stragglers += len(left)
 	}
-	reapAll(left, true)
+	reapKilled(left)
 	return m, nil
 }
 
@@ -258,15 +258,13 @@ func reapExited() {
 	}
 }
 
-func reapAll(pids []int, block bool) {
-	opt := syscall.WNOHANG
-	if block {
-		opt = 0
-	}
+// reapKilled waits for each killed straggler that is the harness's child
+// (re-parented to it); for any other pid wait4 returns ECHILD at once.
+func reapKilled(pids []int) {
 	for _, p := range pids {
 		var ws syscall.WaitStatus
 		for {
-			_, err := syscall.Wait4(p, &ws, opt, nil)
+			_, err := syscall.Wait4(p, &ws, 0, nil)
 			if err != syscall.EINTR {
 				break
 			}

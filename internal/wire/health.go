@@ -10,9 +10,6 @@ const (
 	LayerAbsent   LayerStatus = "absent"
 )
 
-// LayerStatuses are all kernel layer states.
-var LayerStatuses = []LayerStatus{LayerComplete, LayerPartial, LayerAbsent}
-
 // CorrelationStatus is the verdict on whether events belong to the session.
 type CorrelationStatus string
 
@@ -23,9 +20,6 @@ const (
 	CorrelationFailed  CorrelationStatus = "failed"
 )
 
-// CorrelationStatuses are all cgroup correlation states.
-var CorrelationStatuses = []CorrelationStatus{CorrelationClean, CorrelationPartial, CorrelationFailed}
-
 // SDKStatus is the verdict on the workload's self-report.
 type SDKStatus string
 
@@ -35,9 +29,6 @@ const (
 	SDKComplete SDKStatus = "complete"
 	SDKInvalid  SDKStatus = "invalid"
 )
-
-// SDKStatuses are all SDK layer states.
-var SDKStatuses = []SDKStatus{SDKAbsent, SDKComplete, SDKInvalid}
 
 // Probe is one kernel attachment point and whether it took.
 type Probe struct {
