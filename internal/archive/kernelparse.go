@@ -9,8 +9,8 @@ import (
 
 // parseCanonicalKernel reads a kernel line laid out exactly as
 // appendKernel writes it (keys in its order, strings without escapes),
-// for the payloads that make up nearly every archive: open, exec, fork
-// and exit. Anything else, and any line it does not recognise, gives
+// for the payloads that make up nearly every archive: open, exec, fork,
+// exit, file operations (unlink, rename, mkdir...) and socket calls. Anything else, and any line it does not recognise, gives
 // false, and the caller decodes with encoding/json instead.
 //
 // It only has to be right about lines it accepts, and only where
@@ -45,6 +45,10 @@ func parseCanonicalKernel(line []byte, e *wire.Kernel, a *lineArena) bool {
 		e.Exec = p.exec()
 	case p.opt(`,"fork":{"parent_pid":`):
 		e.Fork = p.fork()
+	case p.opt(`,"file_op":{`):
+		e.FileOp = p.fileOp()
+	case p.opt(`,"net":{"family":`):
+		e.Net = p.net()
 	case p.opt(`,"exit":{"code":`):
 		x := slot(&p.a.exits)
 		x.Code = p.i32()
@@ -93,6 +97,82 @@ func (p *kparser) open() *wire.Open {
 	if p.opt(`,"dev":`) {
 		x.Dev = p.u32()
 	}
+	p.lit(`}`)
+	return x
+}
+
+func (p *kparser) fileOp() *wire.FileOp {
+	x := slot(&p.a.fileOps)
+	if p.opt(`"file":`) {
+		x.File = p.resolved()
+		p.lit(`,`)
+	}
+	if p.opt(`"name":`) {
+		x.Name = slot(&p.a.nameSlab)
+		p.nameObj(x.Name)
+		p.lit(`,`)
+	}
+	if p.opt(`"new_name":`) {
+		x.NewName = slot(&p.a.nameSlab)
+		p.nameObj(x.NewName)
+		p.lit(`,`)
+	}
+	if p.opt(`"target":`) {
+		t := slot(&p.a.targets)
+		*t = wire.Bytes(p.str())
+		x.Target = t
+		p.lit(`,`)
+	}
+	for _, f := range []struct {
+		key string
+		v   **uint32
+	}{{`"mode":`, &x.Mode}, {`"uid":`, &x.UID}, {`"gid":`, &x.GID}} {
+		if p.opt(f.key) {
+			v := slot(&p.a.u32s)
+			*v = p.u32()
+			*f.v = v
+			p.lit(`,`)
+		}
+	}
+	if p.opt(`"length":`) {
+		v := slot(&p.a.i64s)
+		*v = p.i64()
+		x.Length = v
+		p.lit(`,`)
+	}
+	if p.opt(`"flags":`) {
+		x.Flags = p.u64()
+		p.lit(`,`)
+	}
+	p.lit(`"syscall":`)
+	x.Syscall = p.name()
+	p.lit(`,"ret":`)
+	x.Ret = p.i64()
+	p.lit(`}`)
+	return x
+}
+
+func (p *kparser) net() *wire.Net {
+	x := slot(&p.a.nets)
+	x.Family = p.name()
+	p.lit(`,"addr":`)
+	x.Addr = wire.Bytes(p.str())
+	p.lit(`,"port":`)
+	v := p.u64()
+	if v > math.MaxUint16 {
+		p.ok = false
+	}
+	x.Port = uint16(v)
+	p.lit(`,"addr_from":`)
+	x.AddrFrom = p.name()
+	p.lit(`,"sock_type":`)
+	x.SockType = p.name()
+	p.lit(`,"fd":`)
+	x.Fd = p.i32()
+	p.lit(`,"syscall":`)
+	x.Syscall = p.name()
+	p.lit(`,"ret":`)
+	x.Ret = p.i64()
 	p.lit(`}`)
 	return x
 }
@@ -306,6 +386,13 @@ type lineArena struct {
 	forks []wire.Fork
 	exits []wire.Exit
 	paths []wire.ResolvedPath
+
+	fileOps  []wire.FileOp
+	nameSlab []wire.Name
+	nets     []wire.Net
+	targets  []wire.Bytes
+	u32s     []uint32
+	i64s     []int64
 }
 
 // slot returns a zeroed element carved out of *slab.
