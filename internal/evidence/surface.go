@@ -70,14 +70,75 @@ type Rename struct {
 	To   wire.Bytes `json:"to"`
 }
 
-type set map[wire.Bytes]bool
+// pathSets holds every set of paths of a surface at once: each distinct
+// path is looked up once per action and sorted once, however many sets it
+// is in (an open for writing with O_CREAT is in two, a file created and
+// deleted in two more).
+type pathSets struct {
+	ids   map[wire.Bytes]int32
+	paths []wire.Bytes
+	in    []uint16 // per path, a bit per set
+	last  int32    // the path of the previous action, which often repeats
+}
 
-func (s set) sorted() []wire.Bytes {
-	out := make([]wire.Bytes, 0, len(s))
-	for k := range s {
-		out = append(out, k)
+// The sets of a surface, as bits of pathSets.in.
+const (
+	setRead = 1 << iota
+	setWritten
+	setCreated
+	setOpenFailed
+	setDeleted
+	setDirs
+	setLinks
+	setModes
+	setTruncated
+	setExecs
+	setExecFailed
+)
+
+func newPathSets() *pathSets { return &pathSets{ids: map[wire.Bytes]int32{}, last: -1} }
+
+func (s *pathSets) add(p wire.Bytes, set uint16) {
+	if s.last >= 0 && s.paths[s.last] == p {
+		s.in[s.last] |= set
+		return
 	}
-	slices.Sort(out)
+	id, ok := s.ids[p]
+	if !ok {
+		id = int32(len(s.paths))
+		s.ids[p] = id
+		s.paths = append(s.paths, p)
+		s.in = append(s.in, 0)
+	}
+	s.in[id] |= set
+	s.last = id
+}
+
+// sorted returns, for each set bit, its paths in byte order; every list
+// is non-nil.
+func (s *pathSets) sorted() map[uint16][]wire.Bytes {
+	order := make([]int32, len(s.paths))
+	count := map[uint16]int{}
+	for i := range order {
+		order[i] = int32(i)
+		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
+			if s.in[i]&bit != 0 {
+				count[bit]++
+			}
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(string(s.paths[a]), string(s.paths[b])) })
+	out := map[uint16][]wire.Bytes{}
+	for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
+		out[bit] = make([]wire.Bytes, 0, count[bit])
+	}
+	for _, id := range order {
+		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
+			if s.in[id]&bit != 0 {
+				out[bit] = append(out[bit], s.paths[id])
+			}
+		}
+	}
 	return out
 }
 
@@ -95,9 +156,7 @@ func (s endpoints) sorted() []Endpoint {
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
 func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
-	read, written, created, openFailed := set{}, set{}, set{}, set{}
-	deleted, dirs, links, modes, truncated := set{}, set{}, set{}, set{}, set{}
-	execs, execFailed := set{}, set{}
+	paths := newPathSets()
 	renames := map[Rename]bool{}
 	connects, sent, local := endpoints{}, endpoints{}, endpoints{}
 	var acts []Action
@@ -105,14 +164,14 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 		e := &kernel[i]
 		if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
 			// Every failed open, whatever its access (O_PATH too).
-			openFailed[namePath(o.Name)] = true
+			paths.add(namePath(o.Name), setOpenFailed)
 			continue
 		}
 		acts = Actions(e, acts[:0])
 		for _, a := range acts {
 			if a.Failed {
 				if a.Op == OpExec {
-					execFailed[a.Path] = true
+					paths.add(a.Path, setExecFailed)
 				}
 				if a.Op != OpConnect {
 					continue
@@ -120,25 +179,25 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 			}
 			switch a.Op {
 			case OpRead:
-				read[a.Path] = true
+				paths.add(a.Path, setRead)
 			case OpWrite:
-				written[a.Path] = true
+				paths.add(a.Path, setWritten)
 			case OpCreate:
-				created[a.Path] = true
+				paths.add(a.Path, setCreated)
 			case OpDelete:
-				deleted[a.Path] = true
+				paths.add(a.Path, setDeleted)
 			case OpMkdir:
-				dirs[a.Path] = true
+				paths.add(a.Path, setDirs)
 			case OpRename:
 				renames[Rename{From: a.Path, To: a.To}] = true
 			case OpLink:
-				links[a.Path] = true
+				paths.add(a.Path, setLinks)
 			case OpChmod, OpChown:
-				modes[a.Path] = true
+				paths.add(a.Path, setModes)
 			case OpTruncate:
-				truncated[a.Path] = true
+				paths.add(a.Path, setTruncated)
 			case OpExec:
-				execs[a.Path] = true
+				paths.add(a.Path, setExecs)
 			case OpConnect:
 				connects[a.Endpoint] = true
 			case OpSend:
@@ -158,20 +217,21 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 		}
 		return strings.Compare(string(a.To), string(b.To))
 	})
+	sets := paths.sorted()
 	return CapabilitySurface{
 		Schema:         SurfaceSchema,
-		FilesRead:      read.sorted(),
-		FilesWritten:   written.sorted(),
-		FilesCreated:   created.sorted(),
-		OpenFailures:   openFailed.sorted(),
-		FilesDeleted:   deleted.sorted(),
-		DirsCreated:    dirs.sorted(),
+		FilesRead:      sets[setRead],
+		FilesWritten:   sets[setWritten],
+		FilesCreated:   sets[setCreated],
+		OpenFailures:   sets[setOpenFailed],
+		FilesDeleted:   sets[setDeleted],
+		DirsCreated:    sets[setDirs],
 		FilesRenamed:   rs,
-		LinksCreated:   links.sorted(),
-		ModeChanged:    modes.sorted(),
-		FilesTruncated: truncated.sorted(),
-		Execs:          execs.sorted(),
-		ExecFailures:   execFailed.sorted(),
+		LinksCreated:   sets[setLinks],
+		ModeChanged:    sets[setModes],
+		FilesTruncated: sets[setTruncated],
+		Execs:          sets[setExecs],
+		ExecFailures:   sets[setExecFailed],
 		Network:        connects.sorted(),
 		NetworkSent:    sent.sorted(),
 		NetworkLocal:   local.sorted(),

@@ -2,7 +2,10 @@ package evidence_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +178,103 @@ func TestCorrelate(t *testing.T) {
 	data, _ := json.Marshal(r)
 	if err := wire.Validate("correlation-report", data); err != nil {
 		t.Fatalf("schema: %v", err)
+	}
+}
+
+// referenceSurface is BuildSurface written the plain way, a map and a sort
+// per set, to hold the one-index version to.
+func referenceSurface(kernel []wire.Kernel) evidence.CapabilitySurface {
+	sets := map[string]map[wire.Bytes]bool{}
+	add := func(set string, p wire.Bytes) {
+		if sets[set] == nil {
+			sets[set] = map[wire.Bytes]bool{}
+		}
+		sets[set][p] = true
+	}
+	for i := range kernel {
+		e := &kernel[i]
+		if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
+			add("open_failures", wire.Bytes(path.Clean(string(o.Name.Path()))))
+			continue
+		}
+		for _, a := range evidence.Actions(e, nil) {
+			if a.Failed {
+				if a.Op == evidence.OpExec {
+					add("exec_failures", a.Path)
+				}
+				continue
+			}
+			switch a.Op {
+			case evidence.OpRead:
+				add("read", a.Path)
+			case evidence.OpWrite:
+				add("written", a.Path)
+			case evidence.OpCreate:
+				add("created", a.Path)
+			case evidence.OpDelete:
+				add("deleted", a.Path)
+			case evidence.OpMkdir:
+				add("dirs", a.Path)
+			case evidence.OpLink:
+				add("links", a.Path)
+			case evidence.OpChmod, evidence.OpChown:
+				add("modes", a.Path)
+			case evidence.OpTruncate:
+				add("truncated", a.Path)
+			case evidence.OpExec:
+				add("execs", a.Path)
+			}
+		}
+	}
+	sorted := func(set string) []wire.Bytes {
+		out := []wire.Bytes{}
+		for p := range sets[set] {
+			out = append(out, p)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return evidence.CapabilitySurface{
+		FilesRead: sorted("read"), FilesWritten: sorted("written"), FilesCreated: sorted("created"),
+		OpenFailures: sorted("open_failures"), FilesDeleted: sorted("deleted"), DirsCreated: sorted("dirs"),
+		LinksCreated: sorted("links"), ModeChanged: sorted("modes"), FilesTruncated: sorted("truncated"),
+		Execs: sorted("execs"), ExecFailures: sorted("exec_failures"),
+	}
+}
+
+// TestBuildSurfaceMatchesReference: on random mixes of opens and file
+// operations over a small pool of paths (so that paths repeat, in a row
+// and apart, and fall into several sets), every set of paths is what the
+// plain per-set derivation gives.
+func TestBuildSurfaceMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	pool := []string{"a", "b", "/z", "dir/../a", "b/./c", "/abs/x", "é"}
+	kinds := []wire.Kind{wire.KindUnlink, wire.KindRmdir, wire.KindMkdir, wire.KindChmod, wire.KindChown, wire.KindTruncate, wire.KindLink, wire.KindSymlink, wire.KindMknod}
+	accesses := []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
+	for round := range 200 {
+		var k []wire.Kernel
+		for i := range 40 {
+			p := pool[r.IntN(len(pool))]
+			ret := int64(0)
+			if r.IntN(5) == 0 {
+				ret = -2
+			}
+			if r.IntN(2) == 0 {
+				k = append(k, open(uint64(i), p, accesses[r.IntN(len(accesses))], ret, r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0))
+				continue
+			}
+			e := fileOp(uint64(i), kinds[r.IntN(len(kinds))], p, ret)
+			if e.Kind == wire.KindLink || e.Kind == wire.KindSymlink {
+				e.FileOp.NewName = &wire.Name{Requested: wire.Bytes(pool[r.IntN(len(pool))]), Dir: &wire.ResolvedPath{Path: "/cwd"}}
+			}
+			k = append(k, e)
+		}
+		got, want := evidence.BuildSurface(k), referenceSurface(k)
+		got.Schema, got.FilesRenamed, got.Network, got.NetworkSent, got.NetworkLocal = "", nil, nil, nil, nil
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Fatalf("round %d: BuildSurface gives\n%s\nthe reference gives\n%s", round, g, w)
+		}
 	}
 }
