@@ -68,8 +68,8 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		if !ok {
 			return nil, entryErr(e.Path, "listed in %s but missing from the archive", mf.path)
 		}
-		if int64(len(f.data)) != e.Bytes {
-			return nil, entryErr(e.Path, "%d bytes but %s says %d", len(f.data), mf.path, e.Bytes)
+		if f.size() != e.Bytes {
+			return nil, entryErr(e.Path, "%d bytes but %s says %d", f.size(), mf.path, e.Bytes)
 		}
 		if f.sum == nil {
 			sum := sha256.Sum256(f.data)
@@ -100,15 +100,28 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 			return nil, entryErr(p, "missing (required in every archive)")
 		}
 	}
-	// Lines of the kernel layer proven valid on the way are also decoded:
-	// when every line is, kernel holds the layer and no second decode is
-	// needed.
+	// The kernel layer was decoded, line by line, as it was read. The
+	// capability surface is what the layer derives: when the entry is
+	// byte for byte the canonical encoding of that derivation, it is that
+	// document, and schema validation, decoding and the consistency check
+	// cannot find more (it only ever differs in a tampered archive, which
+	// takes the long way and gets the precise error).
 	var kernel []wire.Kernel
+	var run wire.Run
 	for _, f := range files[1:] {
 		if f.path == evidence.EntryKernel {
 			kernel = f.kernel
 		}
-		if f.checked || f.path == evidence.EntrySignature {
+	}
+	if err := validateDoc(files, evidence.EntryRun); err != nil {
+		return nil, err
+	}
+	if err := decodeDoc(files, evidence.EntryRun, &run); err != nil {
+		return nil, err
+	}
+	surface, derived := derivedSurface(files, kernel, run.RunID)
+	for _, f := range files[1:] {
+		if f.checked || f.path == evidence.EntrySignature || f.path == evidence.EntryRun || (derived && f.path == evidence.EntrySurface) {
 			continue
 		}
 		if err := validate(f); err != nil {
@@ -116,11 +129,8 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		}
 	}
 
-	b := &evidence.Bundle{}
+	b := &evidence.Bundle{Run: run}
 	var err error
-	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
-		return nil, err
-	}
 	if kernel != nil {
 		b.Kernel = kernel
 	} else if b.Kernel, err = decodeLines[wire.Kernel](files, evidence.EntryKernel); err != nil {
@@ -129,7 +139,9 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	if b.SDK, err = decodeLines[wire.SDK](files, evidence.EntrySDK); err != nil {
 		return nil, err
 	}
-	if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
+	if derived {
+		b.Surface = surface
+	} else if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
 		return nil, err
 	}
 	if _, ok := content[evidence.EntryCorrelation]; ok {
@@ -147,10 +159,38 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	if m.VigilVersion != b.Run.VigilVersion {
 		return nil, entryErr(mf.path, "vigil_version %q differs from %s's %q", m.VigilVersion, evidence.EntryRun, b.Run.VigilVersion)
 	}
-	if err := evidence.Check(b); err != nil {
+	check := evidence.Check
+	if derived {
+		check = evidence.CheckDerivedSurface
+	}
+	if err := check(b); err != nil {
 		return nil, err
 	}
 	return &Archive{Bundle: b, Signature: sig}, nil
+}
+
+// validateDoc validates the document entry path, when present.
+func validateDoc(files []file, path string) error {
+	if f, ok := find(files, path); ok {
+		return validate(f)
+	}
+	return nil
+}
+
+// derivedSurface derives the capability surface from kernel and reports
+// whether the archive's surface entry is exactly its canonical encoding.
+// A run id that run.json does not carry never matches (Check refuses it).
+func derivedSurface(files []file, kernel []wire.Kernel, runID string) (evidence.CapabilitySurface, bool) {
+	f, ok := find(files, evidence.EntrySurface)
+	if !ok || runID == "" {
+		return evidence.CapabilitySurface{}, false
+	}
+	s := evidence.BuildSurface(kernel)
+	s.RunID = runID
+	if !bytes.Equal(appendSurface(make([]byte, 0, len(f.data)), &s), f.data) {
+		return evidence.CapabilitySurface{}, false
+	}
+	return s, true
 }
 
 func validate(f file) error {

@@ -64,9 +64,12 @@ type file struct {
 	// would hold it in memory twice.
 	parts [][]byte
 
+	// n is the entry's size when it was read (the kernel layer's data
+	// is not kept: kernel holds its events).
+	n       int64
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)
-	kernel  []wire.Kernel      // the kernel layer's events, when every line was proven
+	kernel  []wire.Kernel      // the kernel layer's events, when read
 }
 
 // pieces is the entry's data as a list of slices.
@@ -79,6 +82,9 @@ func (f *file) pieces() [][]byte {
 
 // size is the length of the entry's data.
 func (f *file) size() int64 {
+	if f.data == nil && f.parts == nil {
+		return f.n
+	}
 	n := len(f.data)
 	for _, p := range f.parts {
 		n += len(p)
@@ -115,7 +121,7 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
 		{evidence.EntryKernel, false, nil}, // in parts, below
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
-		{evidence.EntrySurface, false, func() ([]byte, error) { return marshalDoc(&b.Surface) }},
+		{evidence.EntrySurface, false, func() ([]byte, error) { return appendSurface(nil, &b.Surface), nil }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
 		{evidence.EntryHealth, false, func() ([]byte, error) { return marshalDoc(&b.Health) }},
 	}

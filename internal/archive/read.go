@@ -59,7 +59,7 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	for _, e := range files {
-		a.Size += int64(len(e.data))
+		a.Size += e.size()
 	}
 	return a, nil
 }

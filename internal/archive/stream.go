@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"vigil/internal/evidence"
@@ -28,21 +28,41 @@ const batchLines = 16 << 10
 
 // readEntry reads the size bytes of entry name from r a piece at a time,
 // hashing them and, for an NDJSON entry, validating every line completed
-// by the piece before the next piece is read. The buffer grows as data
-// arrives rather than to the declared size, so a size that lies costs
-// nothing until the bytes are there.
+// by the piece before the next piece is read. An NDJSON entry's buffer
+// grows as data arrives rather than to the declared size, so a size that
+// lies costs nothing until the bytes are there.
+//
+// The kernel layer's bytes are not kept: each line is decoded as it is
+// checked and proven to be the canonical encoding of its event, so the
+// events are the layer. Holding the text too would double what a large
+// archive costs to read (and every byte of it is memory touched for the
+// first time, which on some hosts costs more than parsing it).
 func readEntry(r io.Reader, name string, size int64) (file, error) {
 	f := file{path: name}
 	h := sha256.New()
 	var lc *lineCheck
 	if strings.HasSuffix(name, ".ndjson") {
-		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, proven: true}
+		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, size: size}
 	}
+	keep := lc == nil || !lc.kernel
 	data := make([]byte, 0, min(size, pieceBytes))
-	for int64(len(data)) < size {
-		k := int(min(size-int64(len(data)), pieceBytes))
+	if lc == nil {
+		// A document is validated whole, so all of it is held anyway:
+		// room for the declared size at once spares copying it while it
+		// grows. Capacity not yet filled is address space, not memory,
+		// so a size that lies still costs only what arrives.
+		data = make([]byte, 0, size)
+	}
+	var read int64
+	last := byte('\n')
+	for read < size {
+		k := int(min(size-read, pieceBytes))
 		if cap(data)-len(data) < k {
-			grown := make([]byte, len(data), min(size, max(2*int64(cap(data)), int64(len(data)+k))))
+			want := int64(len(data) + k)
+			if keep {
+				want = min(size, max(2*int64(cap(data)), want))
+			}
+			grown := make([]byte, len(data), want)
 			copy(grown, data)
 			data = grown
 		}
@@ -52,9 +72,17 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 		}
 		h.Write(piece)
 		data = data[:len(data)+k]
+		read += int64(k)
+		last = data[len(data)-1]
 		if lc != nil {
-			if err := lc.check(data, int64(len(data)) == size); err != nil {
+			if err := lc.check(data, read == size); err != nil {
 				return f, err
+			}
+			if !keep {
+				// Only the line still arriving stays.
+				n := copy(data, data[lc.done:])
+				lc.base += int64(lc.done)
+				data, lc.done = data[:n], 0
 			}
 		}
 	}
@@ -65,13 +93,19 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	f.data, f.sum = data, &sum
+	f.sum, f.n = &sum, size
+	if keep {
+		f.data = data
+	}
 	if lc != nil {
 		f.checked = true
-		// Every line proven and a final newline make the entry exactly
-		// marshalKernel of the events: decoding it again would give the
-		// same events and pass the canonical check.
-		if lc.kernel && lc.proven && len(data) > 0 && data[len(data)-1] == '\n' {
+		if lc.kernel {
+			// Every line is its event's canonical encoding, each ended
+			// by a newline: the entry is exactly marshalKernel of the
+			// events.
+			if last != '\n' {
+				return f, entryErr(name, "not in canonical encoding (differs from its canonical form at byte %d)", size)
+			}
 			f.kernel = lc.events
 		}
 	}
@@ -79,17 +113,18 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 }
 
 // lineCheck validates an NDJSON entry's lines as they arrive. For the
-// kernel layer it also requires strictly increasing seq (which
-// evidence.Check requires of the whole layer) so that a flood of copies
-// of one valid line fails at its second line, and it keeps the events
-// provenKernelLine decoded on the way.
+// kernel layer it also decodes every line, requires that the line is the
+// canonical encoding of its event, and requires strictly increasing seq
+// (which evidence.Check requires of the whole layer) so that a flood of
+// copies of one valid line fails at its second line.
 type lineCheck struct {
 	name, schema string
 	kernel       bool
-	done         int // bytes of data already checked
-	lines        int // lines already checked
+	size         int64 // the entry's declared size
+	base         int64 // entry offset of data[0] (data not kept)
+	done         int   // bytes of data already checked
+	lines        int   // lines already checked
 	events       []wire.Kernel
-	proven       bool // every kernel line so far was proven (events is the layer so far)
 	haveSeq      bool
 	lastSeq      uint64
 }
@@ -113,7 +148,7 @@ func (c *lineCheck) check(data []byte, final bool) error {
 			}
 			next += i + 1
 		}
-		if err := c.checkLines(data[c.done:next]); err != nil {
+		if err := c.checkLines(data[c.done:next], c.base+int64(c.done)); err != nil {
 			return err
 		}
 		c.done = next
@@ -124,8 +159,9 @@ func (c *lineCheck) check(data []byte, final bool) error {
 	return nil
 }
 
-// checkLines checks the next complete lines of the entry.
-func (c *lineCheck) checkLines(chunk []byte) error {
+// checkLines checks the next complete lines of the entry, which start at
+// entry offset off.
+func (c *lineCheck) checkLines(chunk []byte, off int64) error {
 	lines := splitLines(chunk)
 	first := c.lines
 	c.lines += len(lines)
@@ -135,16 +171,7 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 		}
 		return nil
 	}
-	// While every line so far is proven, the events are decoded straight
-	// into the layer's slice.
-	var events []wire.Kernel
-	if c.proven {
-		base := len(c.events)
-		c.events = slices.Grow(c.events, len(lines))[:base+len(lines)]
-		events = c.events[base:]
-	} else {
-		events = make([]wire.Kernel, len(lines))
-	}
+	events := c.grow(len(lines), off+int64(len(chunk)))
 	ok := make([]bool, len(lines))
 	prove := func(i int, line []byte, s *proveScratch) bool {
 		ok[i] = provenKernelLine(line, &events[i], s)
@@ -154,27 +181,70 @@ func (c *lineCheck) checkLines(chunk []byte) error {
 		return entryErr(c.name, "schema %s: %v", c.schema, offsetLines(err, first))
 	}
 	for i, line := range lines {
-		seq := events[i].Seq
 		if !ok[i] {
-			// Schema-valid but not in canonical form: only its seq is
-			// needed here (decoding proper comes later).
-			var s struct {
-				Seq uint64 `json:"seq"`
-			}
-			if err := json.Unmarshal(line, &s); err != nil {
-				return entryErr(c.name, "line %d: %v", first+i+1, err)
-			}
-			seq, c.proven = s.Seq, false
+			// Valid by the schema, yet not proven: not the canonical
+			// encoding of its event.
+			return entryErr(c.name, "line %d: %s", first+i+1, kernelLineDefect(line, off))
 		}
+		off += int64(len(line)) + 1
+		seq := events[i].Seq
 		if c.haveSeq && seq <= c.lastSeq {
 			return entryErr(c.name, "line %d: seq %d does not follow seq %d", first+i+1, seq, c.lastSeq)
 		}
 		c.haveSeq, c.lastSeq = true, seq
 	}
-	if !c.proven {
-		c.events = nil
-	}
 	return nil
+}
+
+// grow makes room for n more events and returns their slots. Capacity is
+// sized from the lines seen so far (read bytes of the entry hold c.lines
+// lines): untouched capacity costs address space, not memory, while
+// growing by copying would touch the layer several times over.
+func (c *lineCheck) grow(n int, read int64) []wire.Kernel {
+	base := len(c.events)
+	if cap(c.events)-base < n {
+		want := max(base+n, 2*cap(c.events))
+		if read > 0 && c.size > read {
+			// Half as many again as the lines so far predict: lines
+			// differ in length by kind (an open's is longer than an
+			// unlink's), and one copy of a large layer costs more than
+			// the address space.
+			want = max(want, int(float64(c.lines)*float64(c.size)/float64(read)*1.5)+1024)
+		}
+		grown := make([]wire.Kernel, base, want)
+		copy(grown, c.events)
+		c.events = grown
+	}
+	c.events = c.events[:base+n]
+	return c.events[base:]
+}
+
+// kernelLineDefect says what is wrong with a schema-valid kernel line, at
+// entry offset off, that is not the canonical encoding of its event.
+func kernelLineDefect(line []byte, off int64) string {
+	var e wire.Kernel
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return err.Error()
+	}
+	if dec.More() {
+		return "data after the event"
+	}
+	again := appendKernel(nil, &e)
+	if !bytes.Equal(again, append(line[:len(line):len(line)], '\n')) {
+		return "not in canonical encoding (" + firstByteDiffAt(line, again, off) + ")"
+	}
+	return "breaks " + evidence.EntrySchemas[evidence.EntryKernel] + " at " + kernelValid(&e)
+}
+
+// firstByteDiffAt is firstByteDiff for a line at entry offset off.
+func firstByteDiffAt(line, again []byte, off int64) string {
+	i := 0
+	for i < len(line) && i < len(again) && line[i] == again[i] {
+		i++
+	}
+	return fmt.Sprintf("differs from its canonical form at byte %d", off+int64(i))
 }
 
 // offsetLines renumbers a lineError of a batch that starts after first

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,6 +313,19 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			e[i].data = bytes.Replace(e[i].data, []byte(`  "exit_code": 0,`), []byte(`  "exit_code": 0,
   "exit_code": 0,`), 1)
 		}, evidence.EntryRun, []string{"not in canonical encoding"}},
+		{"kernel line with a space after a colon", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			e[i].data = bytes.Replace(e[i].data, []byte(`"kind":"exec"`), []byte(`"kind": "exec"`), 1)
+		}, evidence.EntryKernel, []string{"line 2: not in canonical encoding (differs from its canonical form at byte " + kernelByte(t, 1, `"kind":`) + ")"}},
+		{"kernel line with its keys reordered", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			e[i].data = bytes.Replace(e[i].data, []byte(`{"seq":1,"ts_ns":`), []byte(`{"ts_ns":`), 1)
+			e[i].data = bytes.Replace(e[i].data, []byte(`,"kind":"exec"`), []byte(`,"seq":1,"kind":"exec"`), 1)
+		}, evidence.EntryKernel, []string{"line 2: not in canonical encoding (differs from its canonical form at byte " + kernelByte(t, 1, `{"`) + ")"}},
+		{"kernel layer without its last newline", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntryKernel)
+			e[i].data = e[i].data[:len(e[i].data)-1]
+		}, evidence.EntryKernel, []string{"not in canonical encoding (differs from its canonical form at byte " + strconv.Itoa(len(kernelText(t))-1) + ")"}},
 		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []wire.Bytes{} }),
 			evidence.EntrySurface, []string{"execs differs from what layers/kernel.ndjson derives"}},
 		{"correlation edited", editBundle(func(b *evidence.Bundle) { b.Correlation.ToolCalls[1].ToolName = "rm_rf" }),
@@ -353,4 +369,68 @@ func escapeForkedTask(t *testing.T, b *evidence.Bundle) {
 	b.Surface.RunID = b.Run.RunID
 	b.Correlation = evidence.Correlate(b.Kernel, b.SDK)
 	b.Correlation.RunID = b.Run.RunID
+}
+
+// kernelText is the good fixture's kernel layer.
+func kernelText(t *testing.T) []byte {
+	e := untar(t, good(t))
+	return e[entryIndex(t, e, evidence.EntryKernel)].data
+}
+
+// kernelByte is the entry offset, as a string, of the byte just after
+// the first after in line n (0-based) of the good kernel layer.
+func kernelByte(t *testing.T, n int, after string) string {
+	lines := bytes.SplitAfter(kernelText(t), []byte("\n"))
+	off := 0
+	for _, l := range lines[:n] {
+		off += len(l)
+	}
+	off += bytes.Index(lines[n], []byte(after)) + len(after)
+	return strconv.Itoa(off)
+}
+
+// TestKernelTextNotKept: reading keeps the kernel layer's events, not its
+// text, so a large archive costs its events once rather than text and
+// events (every other entry keeps its data for decoding).
+func TestKernelTextNotKept(t *testing.T) {
+	text := kernelText(t)
+	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.data != nil || f.size() != int64(len(text)) {
+		t.Errorf("kept %d bytes, size %d; want none kept, size %d", len(f.data), f.size(), len(text))
+	}
+	if want := bytes.Count(text, []byte("\n")); len(f.kernel) != want {
+		t.Fatalf("%d events decoded, want %d", len(f.kernel), want)
+	}
+	if again := bytes.Join(marshalKernelParts(f.kernel), nil); !bytes.Equal(again, text) {
+		t.Error("the events decoded on the way do not re-encode to the layer")
+	}
+}
+
+// TestDerivedSurfaceIsSchemaValid: reading accepts a capability surface
+// without validating it when it is byte for byte the canonical encoding
+// of what the kernel layer derives, so every such encoding must be valid
+// against the schema. Events here carry every payload, with strings that
+// need escapes and bytes that are not UTF-8.
+func TestDerivedSurfaceIsSchemaValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 20 {
+		k := make([]wire.Kernel, 500)
+		for i := range k {
+			fill(r, reflect.ValueOf(&k[i]).Elem(), 0)
+			plausible(r, &k[i])
+			k[i].Seq = uint64(i)
+		}
+		s := evidence.BuildSurface(k)
+		s.RunID = "run-0123456789abcdef"
+		data, err := marshalDoc(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wire.Validate(evidence.EntrySchemas[evidence.EntrySurface], data); err != nil {
+			t.Fatalf("round %d: the derived surface breaks its schema: %v", round, err)
+		}
+	}
 }

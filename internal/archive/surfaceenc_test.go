@@ -1,0 +1,55 @@
+package archive
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"vigil/internal/evidence"
+)
+
+// TestAppendSurfaceMatchesEncodingJSON: the surface encoder writes what
+// encoding/json's MarshalIndent writes, for random surfaces with nil and
+// empty lists, strings that need escapes and bytes that are not UTF-8.
+func TestAppendSurfaceMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 2000 {
+		var s evidence.CapabilitySurface
+		fillSurface(r, reflect.ValueOf(&s).Elem())
+		want, err := marshalDoc(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendSurface(nil, &s); !bytes.Equal(got, want) {
+			t.Fatalf("surface %d: appendSurface wrote\n%s\nencoding/json writes\n%s", i, got, want)
+		}
+	}
+}
+
+// fillSurface sets v to random values: each list nil, empty or holding a
+// few items.
+func fillSurface(r *rand.Rand, v reflect.Value) {
+	strs := []string{"", "x", "/usr/bin/a b", "<&>\"\\\n\t\x01", "bad\xffname", "\u2028é", "memfd:payload"}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillSurface(r, v.Field(i))
+		}
+	case reflect.Slice:
+		switch r.IntN(3) {
+		case 0: // nil
+		case 1:
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		default:
+			v.Set(reflect.MakeSlice(v.Type(), 1+r.IntN(3), 3))
+			for i := 0; i < v.Len(); i++ {
+				fillSurface(r, v.Index(i))
+			}
+		}
+	case reflect.String:
+		v.SetString(strs[r.IntN(len(strs))])
+	case reflect.Uint16:
+		v.SetUint(uint64(r.IntN(65536)))
+	}
+}
