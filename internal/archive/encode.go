@@ -95,7 +95,7 @@ func (f *file) size() int64 {
 // marshalEntries encodes every entry of b, manifest first, the rest
 // sorted, each in one piece.
 func marshalEntries(b *evidence.Bundle) ([]file, error) {
-	files, err := marshalBody(b)
+	files, err := marshalBody(b, true)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,9 @@ func marshalEntries(b *evidence.Bundle) ([]file, error) {
 }
 
 // marshalBody encodes every entry of b but the manifest, sorted by path.
-func marshalBody(b *evidence.Bundle) ([]file, error) {
+// The kernel layer is encoded only with kernel; without, its entry is left
+// empty for the caller to encode as it writes.
+func marshalBody(b *evidence.Bundle, kernel bool) ([]file, error) {
 	docs := []struct {
 		path string
 		skip bool
@@ -132,6 +134,10 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		}
 		f := file{path: d.path}
 		if d.enc == nil {
+			if !kernel {
+				files = append(files, f)
+				continue
+			}
 			f.parts = marshalKernelParts(b.Kernel)
 		} else {
 			data, err := d.enc()
@@ -150,13 +156,11 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 	return files, nil
 }
 
-// manifestFor is the manifest of the body entries files. It also refuses
-// an archive whose uncompressed tar would exceed the read limit.
+// manifestFor is the manifest of the body entries files.
 func manifestFor(b *evidence.Bundle, files []file) (file, error) {
-	m := Manifest{Schema: evidence.ManifestSchema, RunID: b.Run.RunID, VigilVersion: b.Run.VigilVersion}
-	m.Entries = make([]ManifestEntry, len(files))
+	entries := make([]ManifestEntry, len(files))
 	// The kernel layer dominates; hashing the entries side by side keeps
-	// the manifest off the critical path of the deflate workers.
+	// the manifest off the critical path.
 	var wg sync.WaitGroup
 	for i, f := range files {
 		wg.Add(1)
@@ -166,10 +170,17 @@ func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 			for _, p := range f.pieces() {
 				h.Write(p)
 			}
-			m.Entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}
+			entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}
 		}()
 	}
 	wg.Wait()
+	return manifestOf(b, entries)
+}
+
+// manifestOf is the manifest listing entries. It also refuses an archive
+// whose uncompressed tar would exceed the read limit.
+func manifestOf(b *evidence.Bundle, entries []ManifestEntry) (file, error) {
+	m := Manifest{Schema: evidence.ManifestSchema, RunID: b.Run.RunID, VigilVersion: b.Run.VigilVersion, Entries: entries}
 	md, err := marshalDoc(&m)
 	if err != nil {
 		return file{}, fmt.Errorf("%s: %w", evidence.EntryManifest, err)
@@ -179,9 +190,9 @@ func manifestFor(b *evidence.Bundle, files []file) (file, error) {
 	}
 	// Each entry costs its data rounded up to 512-byte blocks plus a
 	// 512-byte header; the tar ends with two zero blocks.
-	tarBytes := int64(1024)
-	for _, f := range append(files, file{path: evidence.EntryManifest, data: md}) {
-		tarBytes += 512 + (f.size()+511)/512*512
+	tarBytes := int64(1024) + 512 + (int64(len(md))+511)/512*512
+	for _, e := range entries {
+		tarBytes += 512 + (e.Bytes+511)/512*512
 	}
 	if tarBytes > limits.total {
 		return file{}, fmt.Errorf("archive of %d bytes uncompressed exceeds the limit of %d", tarBytes, limits.total)
@@ -216,26 +227,41 @@ func marshalKernel(k []wire.Kernel) ([]byte, error) {
 	return bytes.Join(marshalKernelParts(k), nil), nil
 }
 
-// marshalKernelParts is marshalKernel in pieces: the kernel layer is by
-// far the largest entry, and blocks of events are encoded side by side.
+// marshalKernelParts is marshalKernel in pieces, one per block.
 func marshalKernelParts(k []wire.Kernel) [][]byte {
-	const block = 4096
-	parts := make([][]byte, (len(k)+block-1)/block)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i := range parts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			parts[i] = appendKernels(nil, k[i*block:min((i+1)*block, len(k))])
-		}()
-	}
-	wg.Wait()
+	var parts [][]byte
+	kernelBlocks(k, func(p []byte) { parts = append(parts, p) })
 	if len(parts) == 0 {
 		return [][]byte{{}} // an empty layer is one empty piece, not none
 	}
 	return parts
+}
+
+// kernelBlock is how many events are encoded together.
+const kernelBlock = 4096
+
+// kernelBlocks encodes k a block of events at a time, several blocks side
+// by side, and calls emit with each block's lines in order. At most a few
+// blocks per CPU are encoded ahead of the one emit is given, so the
+// layer is never held whole as text.
+func kernelBlocks(k []wire.Kernel, emit func([]byte)) {
+	n := (len(k) + kernelBlock - 1) / kernelBlock
+	ahead := 2 * runtime.GOMAXPROCS(0)
+	done := make([]chan []byte, n)
+	start := func(i int) {
+		done[i] = make(chan []byte, 1)
+		go func() { done[i] <- appendKernels(nil, k[i*kernelBlock:min((i+1)*kernelBlock, len(k))]) }()
+	}
+	for i := range min(ahead, n) {
+		start(i)
+	}
+	for i := range n {
+		p := <-done[i]
+		if i+ahead < n {
+			start(i + ahead)
+		}
+		emit(p)
+	}
 }
 
 // appendKernels appends the lines of k to b, sizing b from the first

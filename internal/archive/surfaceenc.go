@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"vigil/internal/evidence"
@@ -16,6 +17,7 @@ import (
 // and then re-indenting the result; reading an archive encodes the
 // derived surface again to compare it with the entry.
 func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
+	b = slices.Grow(b, surfaceSize(s))
 	b = append(b, "{\n  \"schema\": "...)
 	b = appendString(b, s.Schema)
 	b = append(b, ",\n  \"run_id\": "...)
@@ -63,6 +65,28 @@ func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
 		})
 	}
 	return append(b, "\n}\n"...)
+}
+
+// surfaceSize is about what appendSurface writes for s (exact when no
+// string needs an escape), so that the buffer of a surface of many paths
+// is allocated once rather than grown by copying.
+func surfaceSize(s *evidence.CapabilitySurface) int {
+	n := 1024 + len(s.RunID)
+	for _, set := range [][]wire.Bytes{s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures, s.FilesDeleted,
+		s.DirsCreated, s.LinksCreated, s.ModeChanged, s.FilesTruncated, s.Execs, s.ExecFailures} {
+		for _, p := range set {
+			n += len(p) + 8 // indent, quotes, comma, newline
+		}
+	}
+	for _, r := range s.FilesRenamed {
+		n += len(r.From) + len(r.To) + 48
+	}
+	for _, eps := range [][]evidence.Endpoint{s.Network, s.NetworkSent, s.NetworkLocal} {
+		for _, e := range eps {
+			n += len(e.Family) + len(e.Addr) + 72
+		}
+	}
+	return n
 }
 
 func appendKey(b []byte, key string) []byte {

@@ -3,17 +3,17 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
-	"runtime"
-	"slices"
-	"sync"
 
 	"github.com/klauspost/compress/flate"
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // SegmentBytes is how much of the uncompressed tar stream after the
@@ -37,46 +37,15 @@ var zeros = make([]byte, 1024)
 func tarPieces(files []file) ([][]byte, error) {
 	out := make([][]byte, 0, 3*len(files))
 	for _, f := range files {
-		var hdr bytes.Buffer
-		tw := tar.NewWriter(&hdr)
-		h := &tar.Header{
-			Typeflag: tar.TypeReg,
-			Name:     f.path,
-			Mode:     entryMode,
-			Size:     f.size(),
-			ModTime:  epoch,
-			Format:   tar.FormatUSTAR,
+		hdr, err := tarHeader(f.path, f.size())
+		if err != nil {
+			return nil, err
 		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.path, err)
-		}
-		out = append(out, hdr.Bytes())
+		out = append(out, hdr)
 		out = append(out, f.pieces()...)
 		out = append(out, zeros[:(512-f.size()%512)%512])
 	}
 	return out, nil
-}
-
-// cut splits the stream pieces into segments of size bytes (the last one
-// shorter), as lists of sub-slices.
-func cut(pieces [][]byte, size int) [][][]byte {
-	var segs [][][]byte
-	var cur [][]byte
-	n := 0
-	for _, p := range pieces {
-		for len(p) > 0 {
-			take := min(len(p), size-n)
-			cur = append(cur, p[:take])
-			p = p[take:]
-			if n += take; n == size {
-				segs, cur, n = append(segs, cur), nil, 0
-			}
-		}
-	}
-	if len(cur) > 0 || len(segs) == 0 {
-		segs = append(segs, cur)
-	}
-	return segs
 }
 
 // deflater compresses segments; one per goroutine, reused.
@@ -111,43 +80,6 @@ func (d *deflater) segment(seg [][]byte, final bool) ([]byte, error) {
 	return bytes.Clone(d.out.Bytes()), err
 }
 
-// deflateAll compresses segs in parallel, the last one final unless more
-// follows. wait returns the results in order.
-func deflateAll(segs [][][]byte, more bool) (wait func() ([][]byte, error)) {
-	out := make([][]byte, len(segs))
-	errs := make([]error, len(segs))
-	workers := min(runtime.GOMAXPROCS(0), len(segs))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var d deflater
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(segs) {
-					return
-				}
-				out[i], errs[i] = d.segment(segs[i], !more && i == len(segs)-1)
-			}
-		}()
-	}
-	return func() ([][]byte, error) {
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-}
-
 // gzipHeader is what compress/gzip writes for a zero Header: no name, no
 // comment, mtime 0, the extra flags of the level, OS unknown (255).
 func gzipHeader() []byte {
@@ -161,79 +93,147 @@ func gzipHeader() []byte {
 	return []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 255}
 }
 
-// encodeArchive is the archive of b: the body entries are marshalled and
-// their segments start compressing while the hashes for the manifest are
-// computed; then the manifest's segment is compressed and everything is
-// joined under one gzip header and trailer. With a key, the signature
-// entry (which needs the manifest's hash) is a last segment of its own
-// after the body, so an unsigned archive's bytes do not depend on it.
+// encodeArchive is the archive of b. The body entries are written to a
+// segmentWriter in order, each hashed on the way, and their segments
+// compress while later ones are written: the kernel layer is encoded a
+// block at a time, its blocks in parallel, and no block is held longer
+// than it takes to compress it. Then the manifest (which needs the
+// hashes) gets its own first segment, and everything is joined under one
+// gzip header and trailer whose CRC combines the segments'. With a key,
+// the signature entry (which needs the manifest's hash) is a last segment
+// of its own after the body, so an unsigned archive's bytes do not depend
+// on it.
 func encodeArchive(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
-	body, err := marshalBody(b)
+	body, err := marshalBody(b, false)
 	if err != nil {
 		return nil, err
 	}
-	bodyPieces, err := tarPieces(body)
-	if err != nil {
-		return nil, err
+	sw := newSegmentWriter(SegmentBytes)
+	entries := make([]ManifestEntry, 0, len(body))
+	for _, f := range body {
+		e, err := writeEntry(sw, f, b.Kernel)
+		if err != nil {
+			sw.abort()
+			return nil, err
+		}
+		entries = append(entries, e)
 	}
-	var tailPieces [][]byte
 	if key == nil {
-		bodyPieces = append(bodyPieces, zeros) // two zero blocks end the tar
+		sw.write(zeros, false) // two zero blocks end the tar
 	}
-	wait := deflateAll(cut(bodyPieces, SegmentBytes), key != nil)
-	mf, err := manifestFor(b, body)
+	segs, err := sw.close(key == nil)
 	if err != nil {
-		wait()
+		return nil, err
+	}
+	mf, err := manifestOf(b, entries)
+	if err != nil {
 		return nil, err
 	}
 	headPieces, err := tarPieces([]file{mf})
 	if err != nil {
-		wait()
 		return nil, err
 	}
 	var d deflater
 	head, err := d.segment(headPieces, false)
 	if err != nil {
-		wait()
 		return nil, err
 	}
 	var tail []byte
+	var tailPieces [][]byte
 	if key != nil {
 		sig, err := signatureFor(b, mf, key)
 		if err != nil {
-			wait()
 			return nil, err
 		}
 		if tailPieces, err = tarPieces([]file{sig}); err != nil {
-			wait()
 			return nil, err
 		}
 		tailPieces = append(tailPieces, zeros)
 		if tail, err = d.segment(tailPieces, true); err != nil {
-			wait()
 			return nil, err
 		}
 	}
-	crc, size := uint32(0), 0
-	for _, p := range slices.Concat(headPieces, bodyPieces, tailPieces) {
+	crc, size := uint32(0), int64(0)
+	for _, p := range headPieces {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
-		size += len(p)
-	}
-	segs, err := wait()
-	if err != nil {
-		return nil, err
+		size += int64(len(p))
 	}
 	n := 10 + len(head) + len(tail) + 8
 	for _, s := range segs {
-		n += len(s)
+		crc = crc32Combine(crc, s.crc, int64(s.n))
+		size += int64(s.n)
+		n += len(s.out)
+	}
+	for _, p := range tailPieces {
+		crc = crc32.Update(crc, crc32.IEEETable, p)
+		size += int64(len(p))
 	}
 	out := make([]byte, 0, n)
 	out = append(out, gzipHeader()...)
 	out = append(out, head...)
 	for _, s := range segs {
-		out = append(out, s...)
+		out = append(out, s.out...)
 	}
 	out = append(out, tail...)
 	out = binary.LittleEndian.AppendUint32(out, crc)
 	return binary.LittleEndian.AppendUint32(out, uint32(size)), nil
+}
+
+// writeEntry writes f's tar header, data and padding to sw and returns its
+// manifest entry. The kernel layer (f without data) is encoded from
+// kernel as it is written; its header is filled in once its size is known.
+func writeEntry(sw *segmentWriter, f file, kernel []wire.Kernel) (ManifestEntry, error) {
+	h := sha256.New()
+	if f.path != evidence.EntryKernel {
+		hdr, err := tarHeader(f.path, f.size())
+		if err != nil {
+			return ManifestEntry{}, err
+		}
+		sw.write(hdr, false)
+		for _, p := range f.pieces() {
+			h.Write(p)
+			sw.write(p, false)
+		}
+		sw.write(zeros[:(512-f.size()%512)%512], false)
+		return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}, nil
+	}
+	hdr := make([]byte, 512)
+	sw.write(hdr, true)
+	var size int64
+	kernelBlocks(kernel, func(p []byte) {
+		h.Write(p)
+		sw.write(p, false)
+		size += int64(len(p))
+	})
+	// Never write what Read would refuse.
+	if size > limits.entry {
+		return ManifestEntry{}, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", f.path, size, limits.entry)
+	}
+	full, err := tarHeader(f.path, size)
+	if err != nil {
+		return ManifestEntry{}, err
+	}
+	copy(hdr, full)
+	sw.release()
+	sw.write(zeros[:(512-size%512)%512], false)
+	return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: size}, nil
+}
+
+// tarHeader is the USTAR header of a regular file: it depends only on the
+// entry's path and size.
+func tarHeader(path string, size int64) ([]byte, error) {
+	var hdr bytes.Buffer
+	tw := tar.NewWriter(&hdr)
+	h := &tar.Header{
+		Typeflag: tar.TypeReg,
+		Name:     path,
+		Mode:     entryMode,
+		Size:     size,
+		ModTime:  epoch,
+		Format:   tar.FormatUSTAR,
+	}
+	if err := tw.WriteHeader(h); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return hdr.Bytes(), nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"testing"
 
+	"vigil/internal/attest"
+	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 )
 
@@ -68,4 +70,49 @@ func TestCut(t *testing.T) {
 	if segs := cut(nil, 4); len(segs) != 1 || len(segs[0]) != 0 {
 		t.Fatalf("cut(nil) = %v, want one empty segment", segs)
 	}
+}
+
+// TestStreamingEncodeIsTheSameArchive: the streaming encoder writes the
+// same bytes as encoding everything first and compressing it at once,
+// for empty, small and multi-segment kernel layers, signed or not.
+func TestStreamingEncodeIsTheSameArchive(t *testing.T) {
+	priv, _, _, err := attest.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := attest.ParseKey("signer.key", priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := evidencetest.CleanInput()
+	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
+	absent := evidence.Assemble(evidencetest.Run(), nil, nil, in)
+	for _, n := range []int{0, 120, 20000, 60000} {
+		for _, k := range []*attest.Key{nil, key} {
+			b := absent
+			if n > 0 {
+				b = evidencetest.Bundle(n, 3)
+			}
+			got, err := encodeArchive(b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := encodeArchiveAtOnce(b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d events, signed %v: streaming wrote %d bytes, at once %d, first difference at %d",
+					len(b.Kernel), k != nil, len(got), len(want), firstDiffAt(got, want))
+			}
+		}
+	}
+}
+
+func firstDiffAt(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }
