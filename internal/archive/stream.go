@@ -50,7 +50,7 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 		// A document is validated whole, so all of it is held anyway:
 		// room for the declared size at once spares copying it while it
 		// grows. Capacity not yet filled is address space, not memory,
-		// so a size that lies still costs only what arrives.
+		// and a size that lies reserves no more than a true one needs.
 		data = make([]byte, 0, size)
 	}
 	var read int64
@@ -196,6 +196,11 @@ func (c *lineCheck) checkLines(chunk []byte, off int64) error {
 	return nil
 }
 
+// minKernelLine is fewer bytes than any valid kernel line has with its
+// newline: the shortest is an exit of pid 0 with an empty comm under a
+// one-letter hook, 138 bytes (TestMinKernelLine).
+const minKernelLine = 128
+
 // grow makes room for n more events and returns their slots. Capacity is
 // sized from the lines seen so far (read bytes of the entry hold c.lines
 // lines): untouched capacity costs address space, not memory, while
@@ -211,6 +216,10 @@ func (c *lineCheck) grow(n int, read int64) []wire.Kernel {
 			// the address space.
 			want = max(want, int(float64(c.lines)*float64(c.size)/float64(read)*1.5)+1024)
 		}
+		// Never more than the declared size can hold: what an honest
+		// layer of that size needs anyway, so a size that lies cannot
+		// reserve more than a true one would.
+		want = max(base+n, min(want, int(c.size/minKernelLine)+1))
 		grown := make([]wire.Kernel, base, want)
 		copy(grown, c.events)
 		c.events = grown

@@ -434,3 +434,18 @@ func TestDerivedSurfaceIsSchemaValid(t *testing.T) {
 		}
 	}
 }
+
+// TestMinKernelLine: minKernelLine is below the shortest valid kernel
+// line. An exit has the shortest payload (three scalars; every other
+// payload has more required fields), here with every field at its
+// shortest.
+func TestMinKernelLine(t *testing.T) {
+	e := wire.Kernel{Kind: wire.KindExit, Hook: "tp_btf/x", Exit: &wire.Exit{GroupDead: true}}
+	line := appendKernel(nil, &e)
+	if err := wire.Validate(evidence.EntrySchemas[evidence.EntryKernel], line[:len(line)-1]); err != nil {
+		t.Fatalf("the shortest line is not valid: %v", err)
+	}
+	if len(line) < minKernelLine {
+		t.Fatalf("a valid line of %d bytes is shorter than minKernelLine (%d): %s", len(line), minKernelLine, line)
+	}
+}
