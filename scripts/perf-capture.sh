@@ -11,7 +11,9 @@
 #            interleaved, RUNS each: median and interquartile range.
 # scale      OPENS opens (vigil agent --kernel-events OPENS/2) at
 #            concurrency 16 under vigil record with the default ring:
-#            opens captured, drops, events/s.
+#            opens captured, drops, events/s; record's peak RSS and
+#            archive_write phase, the archive's size, and what vigil
+#            verify of it costs (wall, peak RSS). Needs GNU time.
 # sweep      the same workload at concurrency 1..16: events/s reached and
 #            drops, to find the rate at which the default ring first drops.
 #
@@ -115,14 +117,18 @@ agent() {
 	rm -rf "$wd" && mkdir -p "$wd"
 	local t0 t1
 	t0=$(now_ms)
-	"$work/vigil-$v" record -q --archive "$work/scale.vgl" --phase-log "$work/scale-ph.json" -- \
+	/usr/bin/time -o "$work/scale-rss" -f %M "$work/vigil-$v" record -q --archive "$work/scale.vgl" --phase-log "$work/scale-ph.json" -- \
 		"$work/vigil-$v" agent --otel=false --work-dir "$wd" --kernel-events $((opens / 2)) --concurrency "$conc" >/dev/null
 	t1=$(now_ms)
+	/usr/bin/time -o "$work/verify-cost" -f "%e %M" "$work/vigil-$v" verify "$work/scale.vgl" >/dev/null
 	"$work/vigil-$v" inspect --json "$work/scale.vgl" >"$work/scale.json"
-	python3 - "$work/scale.json" "$work/scale-ph.json" "$v" "$opens" "$conc" <<'PY'
-import json, sys
+	python3 - "$work/scale.json" "$work/scale-ph.json" "$v" "$opens" "$conc" "$work/scale-rss" "$work/verify-cost" "$work/scale.vgl" <<'PY'
+import json, os, sys
 ins = json.load(open(sys.argv[1])); ph = json.load(open(sys.argv[2]))
 v, want, conc = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+rss = int(open(sys.argv[6]).read().split()[-1]) / 1024
+vwall, vrss = open(sys.argv[7]).read().split()[-2:]
+size = os.path.getsize(sys.argv[8])
 h = ins["health"]
 opens = h["emitted"]["open"]
 worker = sum(p["opens"] for p in ins["top_paths"] if "/workers/w-" in p["path"])
@@ -131,6 +137,8 @@ total = ins["total_events"]
 print(f"{v:7s} conc {conc:2d}  events {total}  opens {opens} (worker files {want}, listed {worker})  "
       f"drops {h['ringbuf_drops']['total']}  child_runtime {rt:.2f}s  {total/rt if rt else 0:,.0f} events/s  "
       f"drain {ph['phases_ms'].get('drain', 0):.0f}ms  kernel_layer {h['kernel_layer']['status']}")
+print(f"        record peak RSS {rss:.0f} MiB  archive_write {ph['phases_ms'].get('archive_write', 0)/1000:.2f}s  "
+      f"archive {size/1e6:.1f} MB ({size/max(total, 1):.1f} B/event)  verify {vwall}s, peak RSS {int(vrss)/1024:.0f} MiB")
 PY
 }
 
