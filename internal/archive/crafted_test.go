@@ -10,10 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // A crafted archive is small on disk and huge, or endless in lines, once
@@ -62,7 +65,13 @@ func writeCrafted(t testing.TB, w io.Writer, entries []craftedEntry) {
 			gz.Close()
 			return
 		}
-		if _, err := io.CopyN(tw, e.body, e.size); err != nil {
+		if _, err := io.CopyN(tw, e.body, e.size); err == io.EOF {
+			// A body shorter than its size: the stream ends here,
+			// truncated.
+			tw.Flush()
+			gz.Close()
+			return
+		} else if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,6 +173,14 @@ var craftedCases = []craftedCase{
 			line := bytes.Replace(firstLine(t, g, evidence.EntrySDK), []byte(`"`), []byte(`'`), 1)
 			return asIs(g, declaring(t, g, evidence.EntrySDK, bomb), craftedEntry{evidence.EntrySDK, bomb, &repeat{p: line}})
 		}},
+	{"document declared at 512 MiB, one byte sent", evidence.EntrySurface, []string{"truncated"},
+		func(t testing.TB, g []rawEntry, bomb int64) []craftedEntry {
+			return asIs(g, declaring(t, g, evidence.EntrySurface, 512<<20), craftedEntry{evidence.EntrySurface, 512 << 20, strings.NewReader("{")})
+		}},
+	{"kernel layer declared at 512 MiB, one piece of valid lines sent", evidence.EntryKernel, []string{"truncated"},
+		func(t testing.TB, g []rawEntry, bomb int64) []craftedEntry {
+			return asIs(g, declaring(t, g, evidence.EntryKernel, 512<<20), craftedEntry{evidence.EntryKernel, 512 << 20, bytes.NewReader(validLines(t, pieceBytes))})
+		}},
 	{"huge size declared in the manifest", evidence.EntryManifest, []string{"declares layers/kernel.ndjson at 1099511627776 bytes, over the limit"},
 		func(t testing.TB, g []rawEntry, bomb int64) []craftedEntry {
 			return asIs(g, declaring(t, g, evidence.EntryKernel, 1<<40), craftedEntry{evidence.EntryKernel, 1 << 40, &repeat{p: []byte{0}}})
@@ -185,15 +202,19 @@ func TestCraftedArchivesRefusedEarly(t *testing.T) {
 	good := untar(t, good(t))
 	const bomb = 64 << 20
 	budget := int64(len(good[0].data)) + 2*pieceBytes + MaxLineBytes + 64<<10
+	allocBudget := uint64(reserveFactor*budget + reserveFactor*pieceBytes/minKernelLine*int64(unsafe.Sizeof(wire.Kernel{})))
 	for _, c := range craftedCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			writeCrafted(t, &buf, c.build(t, good, bomb))
 			var inflated int64
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated)
 			if err == nil {
 				_, err = decodeFiles(m, files)
 			}
+			runtime.ReadMemStats(&after)
 			var ee *evidence.EntryError
 			if !errors.As(err, &ee) || ee.Entry != c.entry || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("%d-byte archive: error %v, want one line naming %s", buf.Len(), err, c.entry)
@@ -205,6 +226,11 @@ func TestCraftedArchivesRefusedEarly(t *testing.T) {
 			}
 			if inflated > budget {
 				t.Errorf("inflated %d bytes before refusing (budget %d): %v", inflated, budget, err)
+			}
+			// What reading reserved, lies included: at most reserveFactor
+			// times what was inflated, plus the events of one piece.
+			if allocated := after.TotalAlloc - before.TotalAlloc; allocated > allocBudget {
+				t.Errorf("allocated %d bytes before refusing (budget %d): %v", allocated, allocBudget, err)
 			}
 			t.Logf("%d-byte archive refused after inflating %d bytes: %v", buf.Len(), inflated, err)
 		})
@@ -234,4 +260,14 @@ func BenchmarkVerifyCrafted(b *testing.B) {
 			b.ReportMetric(float64(inflated), "inflated-bytes")
 		})
 	}
+}
+
+// validLines is at least n bytes of valid kernel lines with increasing seq.
+func validLines(t testing.TB, n int) []byte {
+	var out []byte
+	for i := 0; len(out) < n; i++ {
+		e := wire.Kernel{Seq: uint64(i), Kind: wire.KindExit, Hook: "tp_btf/sched_process_exit", Exit: &wire.Exit{GroupDead: true}}
+		out = appendKernel(out, &e)
+	}
+	return out
 }

@@ -107,21 +107,14 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	// cannot find more (it only ever differs in a tampered archive, which
 	// takes the long way and gets the precise error).
 	var kernel []wire.Kernel
-	var run wire.Run
 	for _, f := range files[1:] {
 		if f.path == evidence.EntryKernel {
 			kernel = f.kernel
 		}
 	}
-	if err := validateDoc(files, evidence.EntryRun); err != nil {
-		return nil, err
-	}
-	if err := decodeDoc(files, evidence.EntryRun, &run); err != nil {
-		return nil, err
-	}
-	surface, derived := derivedSurface(files, kernel, run.RunID)
+	surface, derived := derivedSurface(files, kernel)
 	for _, f := range files[1:] {
-		if f.checked || f.path == evidence.EntrySignature || f.path == evidence.EntryRun || (derived && f.path == evidence.EntrySurface) {
+		if f.checked || f.path == evidence.EntrySignature || (derived && f.path == evidence.EntrySurface) {
 			continue
 		}
 		if err := validate(f); err != nil {
@@ -129,8 +122,11 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		}
 	}
 
-	b := &evidence.Bundle{Run: run}
+	b := &evidence.Bundle{}
 	var err error
+	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
+		return nil, err
+	}
 	if kernel != nil {
 		b.Kernel = kernel
 	} else if b.Kernel, err = decodeLines[wire.Kernel](files, evidence.EntryKernel); err != nil {
@@ -169,24 +165,25 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	return &Archive{Bundle: b, Signature: sig}, nil
 }
 
-// validateDoc validates the document entry path, when present.
-func validateDoc(files []file, path string) error {
-	if f, ok := find(files, path); ok {
-		return validate(f)
-	}
-	return nil
-}
-
-// derivedSurface derives the capability surface from kernel and reports
-// whether the archive's surface entry is exactly its canonical encoding.
-// A run id that run.json does not carry never matches (Check refuses it).
-func derivedSurface(files []file, kernel []wire.Kernel, runID string) (evidence.CapabilitySurface, bool) {
+// derivedSurface derives the capability surface from kernel, under the
+// run id run.json holds (read leniently here: run.json is validated and
+// decoded strictly in any case), and reports whether the archive's surface
+// entry is exactly its canonical encoding. Without a run id it never
+// matches (Check refuses an empty one).
+func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurface, bool) {
 	f, ok := find(files, evidence.EntrySurface)
-	if !ok || runID == "" {
+	rf, rok := find(files, evidence.EntryRun)
+	if !ok || !rok {
+		return evidence.CapabilitySurface{}, false
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(rf.data, &run) != nil || run.RunID == "" {
 		return evidence.CapabilitySurface{}, false
 	}
 	s := evidence.BuildSurface(kernel)
-	s.RunID = runID
+	s.RunID = run.RunID
 	if !bytes.Equal(appendSurface(make([]byte, 0, len(f.data)), &s), f.data) {
 		return evidence.CapabilitySurface{}, false
 	}

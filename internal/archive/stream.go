@@ -28,9 +28,9 @@ const batchLines = 16 << 10
 
 // readEntry reads the size bytes of entry name from r a piece at a time,
 // hashing them and, for an NDJSON entry, validating every line completed
-// by the piece before the next piece is read. An NDJSON entry's buffer
-// grows as data arrives rather than to the declared size, so a size that
-// lies costs nothing until the bytes are there.
+// by the piece before the next piece is read. The buffer grows as data
+// arrives rather than to the declared size, so a size that lies costs
+// nothing until the bytes are there.
 //
 // The kernel layer's bytes are not kept: each line is decoded as it is
 // checked and proven to be the canonical encoding of its event, so the
@@ -46,13 +46,6 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 	}
 	keep := lc == nil || !lc.kernel
 	data := make([]byte, 0, min(size, pieceBytes))
-	if lc == nil {
-		// A document is validated whole, so all of it is held anyway:
-		// room for the declared size at once spares copying it while it
-		// grows. Capacity not yet filled is address space, not memory,
-		// and a size that lies reserves no more than a true one needs.
-		data = make([]byte, 0, size)
-	}
 	var read int64
 	last := byte('\n')
 	for read < size {
@@ -60,7 +53,7 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 		if cap(data)-len(data) < k {
 			want := int64(len(data) + k)
 			if keep {
-				want = min(size, max(2*int64(cap(data)), want))
+				want = min(size, max(reserveFactor*int64(cap(data)), want))
 			}
 			grown := make([]byte, len(data), want)
 			copy(grown, data)
@@ -197,9 +190,15 @@ func (c *lineCheck) checkLines(chunk []byte, off int64) error {
 }
 
 // minKernelLine is fewer bytes than any valid kernel line has with its
-// newline: the shortest is an exit of pid 0 with an empty comm under a
-// one-letter hook, 138 bytes (TestMinKernelLine).
-const minKernelLine = 128
+// newline (TestMinKernelLine tries the shortest payloads).
+const minKernelLine = 112
+
+// reserveFactor bounds each growth of a buffer or of the events read: at
+// most this many times what has arrived. An honest large entry is copied
+// a few times while small (about a fifteenth of its final size in all)
+// rather than at every doubling; a crafted one costs at most this many
+// times the data it sends.
+const reserveFactor = 16
 
 // grow makes room for n more events and returns their slots. Capacity is
 // sized from the lines seen so far (read bytes of the entry hold c.lines
@@ -210,15 +209,16 @@ func (c *lineCheck) grow(n int, read int64) []wire.Kernel {
 	if cap(c.events)-base < n {
 		want := max(base+n, 2*cap(c.events))
 		if read > 0 && c.size > read {
-			// Half as many again as the lines so far predict: lines
-			// differ in length by kind (an open's is longer than an
-			// unlink's), and one copy of a large layer costs more than
-			// the address space.
-			want = max(want, int(float64(c.lines)*float64(c.size)/float64(read)*1.5)+1024)
+			// Half as many again as the lines so far predict for the
+			// declared size (lines differ in length by kind: an open's
+			// is longer than an unlink's), but never more than
+			// reserveFactor times the events that have arrived: the
+			// memory is zeroed, so a size that lies must not reserve
+			// what its data never pays for.
+			predicted := int(float64(c.lines)*float64(c.size)/float64(read)*1.5) + 1024
+			want = max(want, min(predicted, reserveFactor*(base+n)))
 		}
-		// Never more than the declared size can hold: what an honest
-		// layer of that size needs anyway, so a size that lies cannot
-		// reserve more than a true one would.
+		// Never more than the declared size can hold.
 		want = max(base+n, min(want, int(c.size/minKernelLine)+1))
 		grown := make([]wire.Kernel, base, want)
 		copy(grown, c.events)

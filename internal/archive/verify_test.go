@@ -326,6 +326,14 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			i := entryIndex(t, e, evidence.EntryKernel)
 			e[i].data = e[i].data[:len(e[i].data)-1]
 		}, evidence.EntryKernel, []string{"not in canonical encoding (differs from its canonical form at byte " + strconv.Itoa(len(kernelText(t))-1) + ")"}},
+		{"surface and run.json both broken: the surface, first in the archive, is named", func(e []rawEntry) {
+			i := entryIndex(t, e, evidence.EntrySurface)
+			e[i].data = bytes.Replace(e[i].data, []byte(`"schema": "vigil.capability-surface/v2"`), []byte(`"schema": 5`), 1)
+			i = entryIndex(t, e, evidence.EntryRun)
+			var buf bytes.Buffer
+			json.Compact(&buf, e[i].data)
+			e[i].data = buf.Bytes()
+		}, evidence.EntrySurface, []string{"schema"}},
 		{"surface edited", editBundle(func(b *evidence.Bundle) { b.Surface.Execs = []wire.Bytes{} }),
 			evidence.EntrySurface, []string{"execs differs from what layers/kernel.ndjson derives"}},
 		{"correlation edited", editBundle(func(b *evidence.Bundle) { b.Correlation.ToolCalls[1].ToolName = "rm_rf" }),
@@ -436,16 +444,21 @@ func TestDerivedSurfaceIsSchemaValid(t *testing.T) {
 }
 
 // TestMinKernelLine: minKernelLine is below the shortest valid kernel
-// line. An exit has the shortest payload (three scalars; every other
-// payload has more required fields), here with every field at its
+// lines: the payloads with the fewest required fields (an exit: three
+// scalars; a file operation: its syscall and result), every field at its
 // shortest.
 func TestMinKernelLine(t *testing.T) {
-	e := wire.Kernel{Kind: wire.KindExit, Hook: "tp_btf/x", Exit: &wire.Exit{GroupDead: true}}
-	line := appendKernel(nil, &e)
-	if err := wire.Validate(evidence.EntrySchemas[evidence.EntryKernel], line[:len(line)-1]); err != nil {
-		t.Fatalf("the shortest line is not valid: %v", err)
-	}
-	if len(line) < minKernelLine {
-		t.Fatalf("a valid line of %d bytes is shorter than minKernelLine (%d): %s", len(line), minKernelLine, line)
+	for _, e := range []wire.Kernel{
+		{Kind: wire.KindExit, Hook: "tp_btf/x", Exit: &wire.Exit{GroupDead: true}},
+		{Kind: wire.KindLink, Hook: "tp_btf/x", FileOp: &wire.FileOp{Syscall: "x"}},
+		{Kind: wire.KindSend, Hook: "tp_btf/x", Net: &wire.Net{Family: "unix", AddrFrom: "socket", Syscall: "x"}},
+	} {
+		line := appendKernel(nil, &e)
+		if err := wire.Validate(evidence.EntrySchemas[evidence.EntryKernel], line[:len(line)-1]); err != nil {
+			t.Fatalf("%s: the shortest line is not valid: %v", e.Kind, err)
+		}
+		if len(line) < minKernelLine {
+			t.Fatalf("a valid line of %d bytes is shorter than minKernelLine (%d): %s", len(line), minKernelLine, line)
+		}
 	}
 }

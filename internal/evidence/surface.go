@@ -96,14 +96,7 @@ const (
 	setExecFailed
 )
 
-// newPathSets is ready for a surface of events events. Most events name a
-// path, and a run that touches many paths touches most more than once:
-// sizing the index for half as many paths as events spares rehashing it
-// as it grows (what a run with few paths leaves unused is address space
-// more than memory: pages nothing writes are not touched).
-func newPathSets(events int) *pathSets {
-	return &pathSets{ids: make(map[wire.Bytes]int32, events/2), last: -1}
-}
+func newPathSets() *pathSets { return &pathSets{ids: map[wire.Bytes]int32{}, last: -1} }
 
 func (s *pathSets) add(p wire.Bytes, set uint16) {
 	if s.last >= 0 && s.paths[s.last] == p {
@@ -163,7 +156,7 @@ func (s endpoints) sorted() []Endpoint {
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
 func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
-	paths := newPathSets(len(kernel))
+	paths := newPathSets()
 	renames := map[Rename]bool{}
 	connects, sent, local := endpoints{}, endpoints{}, endpoints{}
 	var acts []Action
