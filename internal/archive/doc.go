@@ -21,6 +21,11 @@
 // and every later entry is compared with it before its data is read and
 // validated piece by piece as it arrives (see readTarGz), so a crafted
 // archive costs what its first bad piece costs.
+//
+// The kernel layer, by far the largest entry, is never held whole as
+// text: writing encodes it a block of events at a time into segments that
+// compress as they fill, and reading decodes each line into its event as
+// it arrives.
 package archive
 
 // Limits applied when reading. An archive beyond them is rejected, not
