@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernel-capture cost of `vigil record`, measured on this host (root, BPF).
 #
-#   scripts/perf-capture.sh [bystander|fixed|scale|sweep|all]
+#   scripts/perf-capture.sh [bystander|fixed|scale|sweep|ring|all]
 #
 # bystander  ns per syscall (getpid) of a task outside any session: no
 #            program, a sys_exit program that only returns (the floor of
@@ -16,6 +16,9 @@
 #            verify of it costs (wall, peak RSS). Needs GNU time.
 # sweep      the same workload at concurrency 1..16: events/s reached and
 #            drops, to find the rate at which the default ring first drops.
+# ring       the same workload at concurrency 16 with rings of 16 KiB up
+#            to the default: the ring size at which the host's fastest
+#            rate first drops (the default's headroom at that rate).
 #
 # BEFORE=REV also builds REV (e.g. BEFORE=wire) and runs it side by side,
 # interleaved with the working tree; the benchmark source of the working
@@ -24,8 +27,8 @@
 set -euo pipefail
 
 mode=${1:-all}
-case $mode in bystander|fixed|scale|sweep|all) ;; *)
-	echo "perf-capture.sh: unknown mode '$mode' (bystander, fixed, scale, sweep or all)" >&2; exit 2 ;;
+case $mode in bystander|fixed|scale|sweep|ring|all) ;; *)
+	echo "perf-capture.sh: unknown mode '$mode' (bystander, fixed, scale, sweep, ring or all)" >&2; exit 2 ;;
 esac
 RUNS=${RUNS:-30}
 OPENS=${OPENS:-1000000}
@@ -111,30 +114,32 @@ fixed() {
 	done
 }
 
-# agent V OPENS CONC: one scale run; prints events/s, opens captured, drops.
+# agent V OPENS CONC [RING]: one scale run; prints events/s, opens
+# captured, drops.
 agent() {
-	local v=$1 opens=$2 conc=$3 wd="$work/agent"
+	local v=$1 opens=$2 conc=$3 ring=${4:-0} wd="$work/agent"
 	rm -rf "$wd" && mkdir -p "$wd"
 	local t0 t1
 	t0=$(now_ms)
-	/usr/bin/time -o "$work/scale-rss" -f %M "$work/vigil-$v" record -q --archive "$work/scale.vgl" --phase-log "$work/scale-ph.json" -- \
+	/usr/bin/time -o "$work/scale-rss" -f %M "$work/vigil-$v" record -q --ring-size "$ring" --archive "$work/scale.vgl" --phase-log "$work/scale-ph.json" -- \
 		"$work/vigil-$v" agent --otel=false --work-dir "$wd" --kernel-events $((opens / 2)) --concurrency "$conc" >/dev/null
 	t1=$(now_ms)
 	/usr/bin/time -o "$work/verify-cost" -f "%e %M" "$work/vigil-$v" verify "$work/scale.vgl" >/dev/null
 	"$work/vigil-$v" inspect --json "$work/scale.vgl" >"$work/scale.json"
-	python3 - "$work/scale.json" "$work/scale-ph.json" "$v" "$opens" "$conc" "$work/scale-rss" "$work/verify-cost" "$work/scale.vgl" <<'PY'
+	python3 - "$work/scale.json" "$work/scale-ph.json" "$v" "$opens" "$conc" "$work/scale-rss" "$work/verify-cost" "$work/scale.vgl" "$ring" <<'PY'
 import json, os, sys
 ins = json.load(open(sys.argv[1])); ph = json.load(open(sys.argv[2]))
 v, want, conc = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 rss = int(open(sys.argv[6]).read().split()[-1]) / 1024
 vwall, vrss = open(sys.argv[7]).read().split()[-2:]
 size = os.path.getsize(sys.argv[8])
+ring = sys.argv[9] if sys.argv[9] != "0" else "default"
 h = ins["health"]
 opens = h["emitted"]["open"]
 worker = sum(p["opens"] for p in ins["top_paths"] if "/workers/w-" in p["path"])
 rt = ph["phases_ms"].get("child_runtime", 0) / 1000
 total = ins["total_events"]
-print(f"{v:7s} conc {conc:2d}  events {total}  opens {opens} (worker files {want}, listed {worker})  "
+print(f"{v:7s} conc {conc:2d}  ring {ring:>8s}  events {total}  opens {opens} (worker files {want}, listed {worker})  "
       f"drops {h['ringbuf_drops']['total']}  child_runtime {rt:.2f}s  {total/rt if rt else 0:,.0f} events/s  "
       f"drain {ph['phases_ms'].get('drain', 0):.0f}ms  kernel_layer {h['kernel_layer']['status']}")
 print(f"        record peak RSS {rss:.0f} MiB  archive_write {ph['phases_ms'].get('archive_write', 0)/1000:.2f}s  "
@@ -154,10 +159,21 @@ sweep() {
 	done
 }
 
+# ring: the drop boundary by ring size. The host's fastest producers (16
+# workers) against rings from 16 KiB to the default: where a smaller ring
+# first drops, and so how much headroom the default has at this rate.
+ring() {
+	echo "== ring: $((OPENS / 5)) opens per run at concurrency 16, ring sizes up to the default"
+	for r in 16384 65536 262144 1048576 4194304 0; do
+		for v in "${variants[@]}"; do agent "$v" $((OPENS / 5)) 16 "$r"; done
+	done
+}
+
 case $mode in
 bystander) bystander ;;
+ring) ring ;;
 fixed) fixed ;;
 scale) scale ;;
 sweep) sweep ;;
-all) bystander; fixed; scale; sweep ;;
+all) bystander; fixed; scale; sweep; ring ;;
 esac
