@@ -54,6 +54,9 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 			want := int64(len(data) + k)
 			if keep {
 				want = min(size, max(reserveFactor*int64(cap(data)), want))
+			} else {
+				// A piece and the longest line: grown once at most.
+				want = max(want, min(size, pieceBytes+MaxLineBytes))
 			}
 			grown := make([]byte, len(data), want)
 			copy(grown, data)
