@@ -39,8 +39,12 @@ func EncodeSigned(w io.Writer, b *evidence.Bundle, key *attest.Key) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(out)
-	return err
+	for _, p := range out {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Write writes b to path atomically, by atomicfile.WriteFrom: on an error
@@ -230,7 +234,7 @@ func marshalKernel(k []wire.Kernel) ([]byte, error) {
 // marshalKernelParts is marshalKernel in pieces, one per block.
 func marshalKernelParts(k []wire.Kernel) [][]byte {
 	var parts [][]byte
-	kernelBlocks(k, func(p []byte) { parts = append(parts, p) })
+	kernelBlocks(k, func(p []byte, _ func()) { parts = append(parts, p) })
 	if len(parts) == 0 {
 		return [][]byte{{}} // an empty layer is one empty piece, not none
 	}
@@ -243,14 +247,22 @@ const kernelBlock = 4096
 // kernelBlocks encodes k a block of events at a time, several blocks side
 // by side, and calls emit with each block's lines in order. At most a few
 // blocks per CPU are encoded ahead of the one emit is given, so the
-// layer is never held whole as text.
-func kernelBlocks(k []wire.Kernel, emit func([]byte)) {
+// layer is never held whole as text. emit may call recycle once it no
+// longer needs the block: its buffer then serves a later block, so that
+// encoding a large layer does not touch fresh memory for every block.
+func kernelBlocks(k []wire.Kernel, emit func(p []byte, recycle func())) {
 	n := (len(k) + kernelBlock - 1) / kernelBlock
 	ahead := 2 * runtime.GOMAXPROCS(0)
+	free := make(chan []byte, 4*ahead)
 	done := make([]chan []byte, n)
 	start := func(i int) {
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
 		done[i] = make(chan []byte, 1)
-		go func() { done[i] <- appendKernels(nil, k[i*kernelBlock:min((i+1)*kernelBlock, len(k))]) }()
+		go func() { done[i] <- appendKernels(buf[:0], k[i*kernelBlock:min((i+1)*kernelBlock, len(k))]) }()
 	}
 	for i := range min(ahead, n) {
 		start(i)
@@ -260,7 +272,12 @@ func kernelBlocks(k []wire.Kernel, emit func([]byte)) {
 		if i+ahead < n {
 			start(i + ahead)
 		}
-		emit(p)
+		emit(p, func() {
+			select {
+			case free <- p:
+			default:
+			}
+		})
 	}
 }
 
@@ -272,8 +289,9 @@ func appendKernels(b []byte, k []wire.Kernel) []byte {
 		b = appendKernel(b, &k[i])
 	}
 	if sample > 0 && len(k) > sample {
-		need := len(b) + (len(b)/sample+16)*(len(k)-sample)
-		b = append(make([]byte, 0, need), b...)
+		if need := len(b) + (len(b)/sample+16)*(len(k)-sample); cap(b) < need {
+			b = append(make([]byte, 0, need), b...)
+		}
 	}
 	for i := sample; i < len(k); i++ {
 		b = appendKernel(b, &k[i])

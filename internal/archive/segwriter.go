@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // segmentWriter cuts the stream written to it into segments of size bytes,
@@ -27,6 +28,7 @@ type segmentWriter struct {
 
 type segment struct {
 	pieces [][]byte // dropped once compressed
+	refs   []*pieceRef
 	n      int
 	held   bool
 	final  bool
@@ -53,15 +55,42 @@ func newSegmentWriter(size int) *segmentWriter {
 				}
 				s.out, s.err = d.segment(s.pieces, s.final)
 				s.pieces = nil
+				for _, r := range s.refs {
+					r.release()
+				}
+				s.refs = nil
 			}
 		}()
 	}
 	return w
 }
 
+// pieceRef counts the segments still to compress that hold part of a
+// piece, plus one for the writer while it is still cutting the piece.
+type pieceRef struct {
+	left atomic.Int32
+	done func()
+}
+
+func (r *pieceRef) release() {
+	if r.left.Add(-1) == 0 {
+		r.done()
+	}
+}
+
 // write appends p (not copied: it must not change until compressed,
 // except bytes written with hold, until release).
-func (w *segmentWriter) write(p []byte, hold bool) {
+func (w *segmentWriter) write(p []byte, hold bool) { w.writeOwned(p, hold, nil) }
+
+// writeOwned is write that calls done, when set, once every segment that
+// holds part of p has been compressed: p's memory may then be reused.
+func (w *segmentWriter) writeOwned(p []byte, hold bool, done func()) {
+	var ref *pieceRef
+	if done != nil {
+		ref = &pieceRef{done: done}
+		ref.left.Store(1)
+		defer ref.release()
+	}
 	for len(p) > 0 {
 		if w.cur.n == w.size {
 			// More follows the full segment: it is not the last.
@@ -72,6 +101,10 @@ func (w *segmentWriter) write(p []byte, hold bool) {
 		}
 		take := min(len(p), w.size-w.cur.n)
 		w.cur.pieces = append(w.cur.pieces, p[:take])
+		if ref != nil && (len(w.cur.refs) == 0 || w.cur.refs[len(w.cur.refs)-1] != ref) {
+			ref.left.Add(1)
+			w.cur.refs = append(w.cur.refs, ref)
+		}
 		w.cur.n += take
 		w.cur.held = w.cur.held || hold
 		p = p[take:]

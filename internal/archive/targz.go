@@ -103,7 +103,7 @@ func gzipHeader() []byte {
 // the signature entry (which needs the manifest's hash) is a last segment
 // of its own after the body, so an unsigned archive's bytes do not depend
 // on it.
-func encodeArchive(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
+func encodeArchive(b *evidence.Bundle, key *attest.Key) ([][]byte, error) {
 	body, err := marshalBody(b, false)
 	if err != nil {
 		return nil, err
@@ -158,25 +158,23 @@ func encodeArchive(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
 		size += int64(len(p))
 	}
-	n := 10 + len(head) + len(tail) + 8
 	for _, s := range segs {
 		crc = crc32Combine(crc, s.crc, int64(s.n))
 		size += int64(s.n)
-		n += len(s.out)
 	}
 	for _, p := range tailPieces {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
 		size += int64(len(p))
 	}
-	out := make([]byte, 0, n)
-	out = append(out, gzipHeader()...)
-	out = append(out, head...)
+	// The archive is these pieces in order; joining them would copy
+	// the whole compressed archive once more.
+	out := make([][]byte, 0, len(segs)+4)
+	out = append(out, gzipHeader(), head)
 	for _, s := range segs {
-		out = append(out, s.out...)
+		out = append(out, s.out)
 	}
-	out = append(out, tail...)
-	out = binary.LittleEndian.AppendUint32(out, crc)
-	return binary.LittleEndian.AppendUint32(out, uint32(size)), nil
+	trailer := binary.LittleEndian.AppendUint32(nil, crc)
+	return append(out, tail, binary.LittleEndian.AppendUint32(trailer, uint32(size))), nil
 }
 
 // writeEntry writes f's tar header, data and padding to sw and returns its
@@ -200,10 +198,10 @@ func writeEntry(sw *segmentWriter, f file, kernel []wire.Kernel) (ManifestEntry,
 	hdr := make([]byte, 512)
 	sw.write(hdr, true)
 	var size int64
-	kernelBlocks(kernel, func(p []byte) {
+	kernelBlocks(kernel, func(p []byte, recycle func()) {
 		h.Write(p)
-		sw.write(p, false)
 		size += int64(len(p))
+		sw.writeOwned(p, false, recycle)
 	})
 	// Never write what Read would refuse.
 	if size > limits.entry {

@@ -93,10 +93,11 @@ func TestStreamingEncodeIsTheSameArchive(t *testing.T) {
 			if n > 0 {
 				b = evidencetest.Bundle(n, 3)
 			}
-			got, err := encodeArchive(b, k)
+			pieces, err := encodeArchive(b, k)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := bytes.Join(pieces, nil)
 			want, err := encodeArchiveAtOnce(b, k)
 			if err != nil {
 				t.Fatal(err)
