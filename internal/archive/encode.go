@@ -3,13 +3,11 @@ package archive
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"vigil/internal/atomicfile"
@@ -63,69 +61,34 @@ func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) error {
 type file struct {
 	path string
 	data []byte
-	// parts is the data in pieces, for an entry being encoded (data is
-	// then nil): the kernel layer is encoded in blocks, and joining them
-	// would hold it in memory twice.
-	parts [][]byte
-
-	// n is the entry's size when it was read (the kernel layer's data
-	// is not kept: kernel holds its events).
+	// n is the entry's size when data is nil: the kernel layer's data is
+	// not kept when read (kernel holds its events), nor made before it is
+	// written (writeEntry encodes it as it goes).
 	n       int64
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)
 	kernel  []wire.Kernel      // the kernel layer's events, when read
 }
 
-// pieces is the entry's data as a list of slices.
-func (f *file) pieces() [][]byte {
-	if f.parts != nil {
-		return f.parts
-	}
-	return [][]byte{f.data}
-}
-
 // size is the length of the entry's data.
 func (f *file) size() int64 {
-	if f.data == nil && f.parts == nil {
+	if f.data == nil {
 		return f.n
 	}
-	n := len(f.data)
-	for _, p := range f.parts {
-		n += len(p)
-	}
-	return int64(n)
-}
-
-// marshalEntries encodes every entry of b, manifest first, the rest
-// sorted, each in one piece.
-func marshalEntries(b *evidence.Bundle) ([]file, error) {
-	files, err := marshalBody(b, true)
-	if err != nil {
-		return nil, err
-	}
-	for i := range files {
-		if files[i].parts != nil {
-			files[i].data, files[i].parts = bytes.Join(files[i].parts, nil), nil
-		}
-	}
-	mf, err := manifestFor(b, files)
-	if err != nil {
-		return nil, err
-	}
-	return append([]file{mf}, files...), nil
+	return int64(len(f.data))
 }
 
 // marshalBody encodes every entry of b but the manifest, sorted by path.
-// The kernel layer is encoded only with kernel; without, its entry is left
-// empty for the caller to encode as it writes.
-func marshalBody(b *evidence.Bundle, kernel bool) ([]file, error) {
+// The kernel layer's entry is left empty: the writer encodes it as it
+// writes (writeEntry).
+func marshalBody(b *evidence.Bundle) ([]file, error) {
 	docs := []struct {
 		path string
 		skip bool
 		enc  func() ([]byte, error)
 	}{
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
-		{evidence.EntryKernel, false, nil}, // in parts, below
+		{evidence.EntryKernel, false, nil}, // encoded as it is written
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
 		{evidence.EntrySurface, false, func() ([]byte, error) { return appendSurface(nil, &b.Surface), nil }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
@@ -138,18 +101,14 @@ func marshalBody(b *evidence.Bundle, kernel bool) ([]file, error) {
 		}
 		f := file{path: d.path}
 		if d.enc == nil {
-			if !kernel {
-				files = append(files, f)
-				continue
-			}
-			f.parts = marshalKernelParts(b.Kernel)
-		} else {
-			data, err := d.enc()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", d.path, err)
-			}
-			f.data = data
+			files = append(files, f)
+			continue
 		}
+		data, err := d.enc()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.path, err)
+		}
+		f.data = data
 		// Never write what Read would refuse.
 		if n := f.size(); n > limits.entry {
 			return nil, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", d.path, n, limits.entry)
@@ -158,27 +117,6 @@ func marshalBody(b *evidence.Bundle, kernel bool) ([]file, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
-}
-
-// manifestFor is the manifest of the body entries files.
-func manifestFor(b *evidence.Bundle, files []file) (file, error) {
-	entries := make([]ManifestEntry, len(files))
-	// The kernel layer dominates; hashing the entries side by side keeps
-	// the manifest off the critical path.
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h := sha256.New()
-			for _, p := range f.pieces() {
-				h.Write(p)
-			}
-			entries[i] = ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}
-		}()
-	}
-	wg.Wait()
-	return manifestOf(b, entries)
 }
 
 // manifestOf is the manifest listing entries. It also refuses an archive
@@ -228,17 +166,9 @@ func marshalLines[T any](items []T) ([]byte, error) {
 
 // marshalKernel is marshalLines for the kernel layer.
 func marshalKernel(k []wire.Kernel) ([]byte, error) {
-	return bytes.Join(marshalKernelParts(k), nil), nil
-}
-
-// marshalKernelParts is marshalKernel in pieces, one per block.
-func marshalKernelParts(k []wire.Kernel) [][]byte {
-	var parts [][]byte
-	kernelBlocks(k, func(p []byte, _ func()) { parts = append(parts, p) })
-	if len(parts) == 0 {
-		return [][]byte{{}} // an empty layer is one empty piece, not none
-	}
-	return parts
+	out := []byte{}
+	kernelBlocks(k, func(p []byte, _ func()) { out = append(out, p...) })
+	return out, nil
 }
 
 // kernelBlock is how many events are encoded together.

@@ -41,8 +41,7 @@ func tarPieces(files []file) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, hdr)
-		out = append(out, f.pieces()...)
+		out = append(out, hdr, f.data)
 		out = append(out, zeros[:(512-f.size()%512)%512])
 	}
 	return out, nil
@@ -104,7 +103,7 @@ func gzipHeader() []byte {
 // of its own after the body, so an unsigned archive's bytes do not depend
 // on it.
 func encodeArchive(b *evidence.Bundle, key *attest.Key) ([][]byte, error) {
-	body, err := marshalBody(b, false)
+	body, err := marshalBody(b)
 	if err != nil {
 		return nil, err
 	}
@@ -188,10 +187,8 @@ func writeEntry(sw *segmentWriter, f file, kernel []wire.Kernel) (ManifestEntry,
 			return ManifestEntry{}, err
 		}
 		sw.write(hdr, false)
-		for _, p := range f.pieces() {
-			h.Write(p)
-			sw.write(p, false)
-		}
+		h.Write(f.data)
+		sw.write(f.data, false)
 		sw.write(zeros[:(512-f.size()%512)%512], false)
 		return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}, nil
 	}

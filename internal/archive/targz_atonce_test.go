@@ -78,7 +78,7 @@ func deflateAll(segs [][][]byte, more bool) (wait func() ([][]byte, error)) {
 // entry (which needs the manifest's hash) is a last segment of its own
 // after the body, so an unsigned archive's bytes do not depend on it.
 func encodeArchiveAtOnce(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
-	body, err := marshalBody(b, true)
+	body, err := marshalBodyWithKernel(b)
 	if err != nil {
 		return nil, err
 	}
