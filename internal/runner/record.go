@@ -245,7 +245,10 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	endWall := time.Now()
 	end()
 
-	// drain
+	// drain: from here to the written archive, the captured events are
+	// the heap and stay live.
+	resumeGC := pauseCollection()
+	defer resumeGC()
 	end = clock.begin("drain")
 	var cr *CaptureResult
 	if r.capture != nil {
@@ -303,6 +306,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err := r.writeArchive(b); err != nil {
 		return nil, err
 	}
+	resumeGC()
 	res.Health = b.Health
 	res.Events = len(b.Kernel)
 	end()
