@@ -171,8 +171,10 @@ func marshalKernel(k []wire.Kernel) ([]byte, error) {
 	return out, nil
 }
 
-// kernelBlock is how many events are encoded together.
-const kernelBlock = 4096
+// kernelBlock is how many events are encoded together: enough to make a
+// goroutine per block cheap, few enough that the blocks in flight (a few
+// per CPU, plus those waiting to be compressed) hold a few MB of text.
+const kernelBlock = 1024
 
 // kernelBlocks encodes k a block of events at a time, several blocks side
 // by side, and calls emit with each block's lines in order. At most a few
@@ -220,7 +222,9 @@ func appendKernels(b []byte, k []wire.Kernel) []byte {
 	}
 	if sample > 0 && len(k) > sample {
 		if need := len(b) + (len(b)/sample+16)*(len(k)-sample); cap(b) < need {
-			b = append(make([]byte, 0, need), b...)
+			// A quarter more than this block needs, so that the buffer
+			// still fits the next blocks it is recycled for.
+			b = append(make([]byte, 0, need+need/4), b...)
 		}
 	}
 	for i := sample; i < len(k); i++ {
