@@ -70,18 +70,27 @@ type Rename struct {
 	To   wire.Bytes `json:"to"`
 }
 
-// pathSets holds every set of paths of a surface at once: each distinct
-// path is looked up once per action and sorted once, however many sets it
-// is in (an open for writing with O_CREAT is in two, a file created and
-// deleted in two more).
+// pathSets holds every set of paths of a surface at once: each path is
+// kept once with a bit per set it is in (an open for writing with O_CREAT
+// is in two, a file created and deleted in two more), and sorted once
+// for all of them.
+//
+// It is a slice kept compact by sorting and merging, not a map: a map of
+// a path per file costs about 170 bytes per path in tables and their
+// growth, an entry here 24. When the slice is full it is sorted and equal
+// paths merged; it grows only when that frees less than half of it, so it
+// holds at most about twice the distinct paths, and the sorts add up to a
+// few sorts of the final set.
 type pathSets struct {
-	ids   map[wire.Bytes]int32
-	paths []wire.Bytes
-	in    []uint16 // per path, a bit per set
-	last  int32    // the path of the previous action, which often repeats
+	entries []pathEntry
 }
 
-// The sets of a surface, as bits of pathSets.in.
+type pathEntry struct {
+	path wire.Bytes
+	in   uint16 // a bit per set
+}
+
+// The sets of a surface, as bits of pathEntry.in.
 const (
 	setRead = 1 << iota
 	setWritten
@@ -96,46 +105,62 @@ const (
 	setExecFailed
 )
 
-func newPathSets() *pathSets { return &pathSets{ids: map[wire.Bytes]int32{}, last: -1} }
+// minCompact is the size below which the slice grows without compacting.
+const minCompact = 1024
+
+func newPathSets() *pathSets { return &pathSets{} }
 
 func (s *pathSets) add(p wire.Bytes, set uint16) {
-	if s.last >= 0 && s.paths[s.last] == p {
-		s.in[s.last] |= set
+	n := len(s.entries)
+	if n > 0 && s.entries[n-1].path == p {
+		// The path of the previous action, which often repeats.
+		s.entries[n-1].in |= set
 		return
 	}
-	id, ok := s.ids[p]
-	if !ok {
-		id = int32(len(s.paths))
-		s.ids[p] = id
-		s.paths = append(s.paths, p)
-		s.in = append(s.in, 0)
+	if n == cap(s.entries) && n >= minCompact {
+		s.compact()
+		if len(s.entries) > cap(s.entries)/2 {
+			s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)), s.entries...)
+		}
 	}
-	s.in[id] |= set
-	s.last = id
+	s.entries = append(s.entries, pathEntry{p, set})
+}
+
+// compact sorts the entries by path and merges equal paths.
+func (s *pathSets) compact() {
+	slices.SortFunc(s.entries, func(a, b pathEntry) int { return strings.Compare(string(a.path), string(b.path)) })
+	kept := s.entries[:0]
+	for _, e := range s.entries {
+		if k := len(kept); k > 0 && kept[k-1].path == e.path {
+			kept[k-1].in |= e.in
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(s.entries[len(kept):])
+	s.entries = kept
 }
 
 // sorted returns, for each set bit, its paths in byte order; every list
 // is non-nil.
 func (s *pathSets) sorted() map[uint16][]wire.Bytes {
-	order := make([]int32, len(s.paths))
+	s.compact()
 	count := map[uint16]int{}
-	for i := range order {
-		order[i] = int32(i)
+	for _, e := range s.entries {
 		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
-			if s.in[i]&bit != 0 {
+			if e.in&bit != 0 {
 				count[bit]++
 			}
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(string(s.paths[a]), string(s.paths[b])) })
 	out := map[uint16][]wire.Bytes{}
 	for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
 		out[bit] = make([]wire.Bytes, 0, count[bit])
 	}
-	for _, id := range order {
+	for _, e := range s.entries {
 		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
-			if s.in[id]&bit != 0 {
-				out[bit] = append(out[bit], s.paths[id])
+			if e.in&bit != 0 {
+				out[bit] = append(out[bit], e.path)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"path"
 	"reflect"
@@ -251,9 +252,20 @@ func TestBuildSurfaceMatchesReference(t *testing.T) {
 	pool := []string{"a", "b", "/z", "dir/../a", "b/./c", "/abs/x", "é"}
 	kinds := []wire.Kind{wire.KindUnlink, wire.KindRmdir, wire.KindMkdir, wire.KindChmod, wire.KindChown, wire.KindTruncate, wire.KindLink, wire.KindSymlink, wire.KindMknod}
 	accesses := []string{wire.AccessRead, wire.AccessWrite, wire.AccessReadWrite, wire.AccessPath}
+	// Every tenth round draws 6000 actions from 2500 more paths, so the
+	// path index compacts several times while paths repeat across
+	// compactions.
+	wide := slices.Clone(pool)
+	for i := range 2500 {
+		wide = append(wide, fmt.Sprintf("/w/%d", r.IntN(1_000_000)+i*1_000_000))
+	}
 	for round := range 200 {
 		var k []wire.Kernel
-		for i := range 40 {
+		pool, events := pool, 40
+		if round%10 == 0 {
+			pool, events = wide, 6000
+		}
+		for i := range events {
 			p := pool[r.IntN(len(pool))]
 			ret := int64(0)
 			if r.IntN(5) == 0 {
