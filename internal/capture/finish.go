@@ -115,6 +115,8 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		DrainDetail:   st.outcome.detail,
 		ProgramMisses: c.programMisses(),
 	}
+	// The chunks are copied: let them go before the archive is written.
+	st.events = eventStore{}
 	if st.firstDecode != nil {
 		res.DecodeDetail = st.firstDecode.Error()
 	}

@@ -1,42 +1,54 @@
 package runner
 
 import (
-	"math"
 	"runtime/debug"
-	"runtime/metrics"
+	"sync"
 )
 
-// pauseCollection turns the garbage collector's proportional pacing off
-// from the drain until the archive is written, and returns what restores
-// it.
+// relaxedGCPercent is the collector's pacing from the drain until the
+// archive is written: the next collection waits until the heap is five
+// times what the last one found live.
 //
 // Why: by the drain, the heap is mostly the captured events, and they stay
 // live until the archive holds them. A collection in that stretch finds
 // almost nothing to free, yet it is the most expensive one of the run: it
 // marks every event, and while it marks, each pointer the drain and the
 // encoder copy goes through the write barrier. On a run of 300,000 events
-// it cost 0.3 to 0.5 s of drain.
-//
-// A memory limit stays as the safety net: twice what the process holds at
-// the drain, plus headroom, or the caller's own limit (GOMEMLIMIT) when
-// that is lower. Past it the collector runs as usual.
-func pauseCollection() (restore func()) {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	metrics.Read(s)
-	held := s[0].Value.Uint64()
-	limit := int64(math.MaxInt64)
-	if held < math.MaxInt64/4 {
-		limit = int64(2*held) + pauseHeadroom
-	}
-	prevLimit := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(prevLimit, limit))
-	prevPercent := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(prevPercent)
-		debug.SetMemoryLimit(prevLimit)
-	}
+// it cost 0.3 to 0.7 s of drain. The events, their copy in one slice and
+// the archive's buffers stay within five times the last live heap (the
+// heap itself is at most twice it, as the default pacing collects there),
+// so the write usually runs without a collection; one that does start is
+// an ordinary, paced one. A caller's own GOGC, when higher or off, and
+// GOMEMLIMIT, are kept.
+const relaxedGCPercent = 400
+
+var relaxed struct {
+	sync.Mutex
+	holders int // Record calls between relaxCollection and their resume
+	prev    int // the pacing before the first of them
 }
 
-// pauseHeadroom is what the archive write may allocate beyond twice the
-// heap before collection resumes: its buffers, the surface's index.
-const pauseHeadroom = 256 << 20
+// relaxCollection sets the relaxed pacing and returns what restores the
+// previous one. Calling the result again does nothing; with several
+// recordings in one process, the last one to finish restores it.
+func relaxCollection() (resume func()) {
+	relaxed.Lock()
+	defer relaxed.Unlock()
+	if relaxed.holders == 0 {
+		relaxed.prev = debug.SetGCPercent(relaxedGCPercent)
+		if relaxed.prev < 0 || relaxed.prev > relaxedGCPercent {
+			debug.SetGCPercent(relaxed.prev)
+		}
+	}
+	relaxed.holders++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			relaxed.Lock()
+			defer relaxed.Unlock()
+			if relaxed.holders--; relaxed.holders == 0 {
+				debug.SetGCPercent(relaxed.prev)
+			}
+		})
+	}
+}

@@ -5,42 +5,53 @@ import (
 	"testing"
 )
 
-func TestPauseCollection(t *testing.T) {
-	origPercent := debug.SetGCPercent(77)
-	origLimit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() {
-		debug.SetGCPercent(origPercent)
-		debug.SetMemoryLimit(origLimit)
-	})
+// gcPercent reads the collector's pacing without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
 
-	resume := pauseCollection()
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Errorf("GC percent while paused = %d, want -1 (off)", p)
-	}
-	limit := debug.SetMemoryLimit(-1)
-	if limit <= pauseHeadroom || limit == origLimit {
-		t.Errorf("memory limit while paused = %d, want a finite safety net above %d", limit, pauseHeadroom)
+func TestRelaxCollection(t *testing.T) {
+	orig := debug.SetGCPercent(77)
+	t.Cleanup(func() { debug.SetGCPercent(orig) })
+
+	resume := relaxCollection()
+	if p := gcPercent(); p != relaxedGCPercent {
+		t.Errorf("GC percent while relaxed = %d, want %d", p, relaxedGCPercent)
 	}
 	resume()
-	if p := debug.SetGCPercent(77); p != 77 {
+	if p := gcPercent(); p != 77 {
 		t.Errorf("GC percent after resume = %d, want 77", p)
 	}
-	if l := debug.SetMemoryLimit(-1); l != origLimit {
-		t.Errorf("memory limit after resume = %d, want %d", l, origLimit)
-	}
+	debug.SetGCPercent(55)
 	resume() // a second call changes nothing
-	if p := debug.SetGCPercent(77); p != 77 {
-		t.Errorf("GC percent after a second resume = %d, want 77", p)
+	if p := gcPercent(); p != 55 {
+		t.Errorf("GC percent after a second resume = %d, want 55 (set in between)", p)
 	}
 
-	// A lower limit the caller set (GOMEMLIMIT) is kept.
-	debug.SetMemoryLimit(64 << 20)
-	resume = pauseCollection()
-	if l := debug.SetMemoryLimit(-1); l != 64<<20 {
-		t.Errorf("memory limit while paused under a caller limit = %d, want %d", l, 64<<20)
+	// A caller's higher pacing, or none (GOGC=off), is kept.
+	for _, caller := range []int{1000, -1} {
+		debug.SetGCPercent(caller)
+		resume := relaxCollection()
+		if p := gcPercent(); p != caller {
+			t.Errorf("GC percent while relaxed under the caller's %d = %d, want it kept", caller, p)
+		}
+		resume()
+		if p := gcPercent(); p != caller {
+			t.Errorf("GC percent after resume under the caller's %d = %d", caller, p)
+		}
 	}
-	resume()
-	if l := debug.SetMemoryLimit(-1); l != 64<<20 {
-		t.Errorf("caller limit after resume = %d, want %d", l, 64<<20)
+
+	// Two recordings at once: the first to finish does not restore.
+	debug.SetGCPercent(77)
+	first, second := relaxCollection(), relaxCollection()
+	first()
+	if p := gcPercent(); p != relaxedGCPercent {
+		t.Errorf("GC percent with one recording still running = %d, want %d", p, relaxedGCPercent)
+	}
+	second()
+	if p := gcPercent(); p != 77 {
+		t.Errorf("GC percent after both finished = %d, want 77", p)
 	}
 }

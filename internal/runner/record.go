@@ -247,7 +247,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 
 	// drain: from here to the written archive, the captured events are
 	// the heap and stay live.
-	resumeGC := pauseCollection()
+	resumeGC := relaxCollection()
 	defer resumeGC()
 	end = clock.begin("drain")
 	var cr *CaptureResult
