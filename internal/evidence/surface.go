@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"cmp"
+	"hash/maphash"
 	"path"
 	"slices"
 	"strings"
@@ -70,19 +71,24 @@ type Rename struct {
 	To   wire.Bytes `json:"to"`
 }
 
-// pathSets holds every set of paths of a surface at once: each path is
-// kept once with a bit per set it is in (an open for writing with O_CREAT
-// is in two, a file created and deleted in two more), and sorted once
-// for all of them.
+// pathSets holds every set of paths of a surface at once: each distinct
+// path is kept once with a bit per set it is in (an open for writing with
+// O_CREAT is in two, a file created and deleted in two more), looked up
+// once per action and sorted once for all its sets.
 //
-// It is a slice kept compact by sorting and merging, not a map: a map of
-// a path per file costs about 170 bytes per path in tables and their
-// growth, an entry here 24. When the slice is full it is sorted and equal
-// paths merged; it grows only when that frees less than half of it, so it
-// holds at most about twice the distinct paths, and the sorts add up to a
-// few sorts of the final set.
+// The index is an open-addressing table of entry numbers, not a Go map:
+// a run that touches a file once per path (an archive extracted) has as
+// many paths as actions, and a map of them cost about 170 bytes per path
+// in tables and their growth; an entry here is 24 bytes, its slot 8 to
+// 16. A run that touches a few paths over and over (a build re-reading
+// its headers) costs one hash and one probe per action, as a map does.
 type pathSets struct {
-	entries []pathEntry
+	entries []pathEntry // in first-seen order until sorted
+	// slots holds, per slot, 0 (empty) or the path's hash in the high 32
+	// bits and its entry's index + 1 in the low 32; at most half are used.
+	slots []uint64
+	seed  maphash.Seed
+	last  int32 // the entry of the previous action, which often repeats
 }
 
 type pathEntry struct {
@@ -105,46 +111,60 @@ const (
 	setExecFailed
 )
 
-// minCompact is the size below which the slice grows without compacting.
-const minCompact = 1024
-
-func newPathSets() *pathSets { return &pathSets{} }
+func newPathSets() *pathSets { return &pathSets{seed: maphash.MakeSeed(), last: -1} }
 
 func (s *pathSets) add(p wire.Bytes, set uint16) {
-	n := len(s.entries)
-	if n > 0 && s.entries[n-1].path == p {
-		// The path of the previous action, which often repeats.
-		s.entries[n-1].in |= set
+	if s.last >= 0 && s.entries[s.last].path == p {
+		s.entries[s.last].in |= set
 		return
 	}
-	if n == cap(s.entries) && n >= minCompact {
-		s.compact()
-		if len(s.entries) > cap(s.entries)/2 {
-			s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)), s.entries...)
+	if 2*(len(s.entries)+1) > len(s.slots) {
+		s.rehash()
+	}
+	h := maphash.String(s.seed, string(p))
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		v := s.slots[i]
+		if v == 0 {
+			s.slots[i] = h&^0xffffffff | uint64(len(s.entries)+1)
+			s.last = int32(len(s.entries))
+			if len(s.entries) == cap(s.entries) {
+				// Doubling: append's smaller steps, on a slice this
+				// large, would allocate several times its final size.
+				s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)+256), s.entries...)
+			}
+			s.entries = append(s.entries, pathEntry{p, set})
+			return
+		}
+		if v>>32 == h>>32 {
+			if id := int32(v&0xffffffff) - 1; s.entries[id].path == p {
+				s.entries[id].in |= set
+				s.last = id
+				return
+			}
 		}
 	}
-	s.entries = append(s.entries, pathEntry{p, set})
 }
 
-// compact sorts the entries by path and merges equal paths.
-func (s *pathSets) compact() {
-	slices.SortFunc(s.entries, func(a, b pathEntry) int { return strings.Compare(string(a.path), string(b.path)) })
-	kept := s.entries[:0]
-	for _, e := range s.entries {
-		if k := len(kept); k > 0 && kept[k-1].path == e.path {
-			kept[k-1].in |= e.in
-			continue
+// rehash doubles the table (it starts at 1024 slots).
+func (s *pathSets) rehash() {
+	s.slots = make([]uint64, max(1024, 2*len(s.slots)))
+	mask := uint64(len(s.slots) - 1)
+	for id := range s.entries {
+		h := maphash.String(s.seed, string(s.entries[id].path))
+		i := h & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
 		}
-		kept = append(kept, e)
+		s.slots[i] = h&^0xffffffff | uint64(id+1)
 	}
-	clear(s.entries[len(kept):])
-	s.entries = kept
 }
 
 // sorted returns, for each set bit, its paths in byte order; every list
-// is non-nil.
+// is non-nil. It sorts the entries in place: nothing may be added after.
 func (s *pathSets) sorted() map[uint16][]wire.Bytes {
-	s.compact()
+	s.slots, s.last = nil, -1
+	slices.SortFunc(s.entries, func(a, b pathEntry) int { return strings.Compare(string(a.path), string(b.path)) })
 	count := map[uint16]int{}
 	for _, e := range s.entries {
 		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {

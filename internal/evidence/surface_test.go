@@ -290,3 +290,36 @@ func TestBuildSurfaceMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBuildSurface derives the surface of the two shapes a run's
+// paths take: every file created once then changed twice (an archive
+// extracted: as many paths as files), and a few thousand files read over
+// and over in no order (a build re-reading its headers).
+func BenchmarkBuildSurface(b *testing.B) {
+	distinct := make([]wire.Kernel, 0, 300_000)
+	for i := range 100_000 {
+		p := fmt.Sprintf("out/d%04d/f%07d.dat", i/1000, i)
+		distinct = append(distinct, open(uint64(len(distinct)), p, wire.AccessWrite, 3, true, false, false))
+		distinct = append(distinct, fileOp(uint64(len(distinct)), wire.KindChown, p, 0))
+		distinct = append(distinct, fileOp(uint64(len(distinct)), wire.KindChmod, p, 0))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	repeated := make([]wire.Kernel, 300_000)
+	for i := range repeated {
+		j := r.IntN(20_000)
+		p := fmt.Sprintf("/usr/include/x86_64-linux-gnu/sys/d%03d/header%05d.h", j%200, j)
+		repeated[i] = open(uint64(i), p, wire.AccessRead, 3, false, false, false)
+	}
+	for _, c := range []struct {
+		name string
+		k    []wire.Kernel
+	}{{"distinct", distinct}, {"repeated", repeated}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				evidence.BuildSurface(c.k)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(c.k)), "ns/event")
+		})
+	}
+}
