@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf/ringbuf"
@@ -110,12 +112,26 @@ func (s *eventStore) drop() {
 	s.n--
 }
 
+// all returns the events in one slice. The copy touches memory for the
+// first time, which costs more than the copying (page faults), so the
+// chunks are copied side by side, one per CPU at a time.
 func (s *eventStore) all() []wire.Kernel {
-	out := make([]wire.Kernel, 0, s.n)
-	for _, c := range s.full {
-		out = append(out, c...)
+	out := make([]wire.Kernel, s.n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	off := 0
+	for _, c := range append(s.full, s.cur) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(dst []wire.Kernel) {
+			defer wg.Done()
+			copy(dst, c)
+			<-sem
+		}(out[off : off+len(c)])
+		off += len(c)
 	}
-	return append(out, s.cur...)
+	wg.Wait()
+	return out
 }
 
 // run reads records until Close, or until Finish flushes the reader and the
