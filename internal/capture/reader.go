@@ -120,7 +120,7 @@ func (s *eventStore) all() []wire.Kernel {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	off := 0
-	for _, c := range append(s.full, s.cur) {
+	for _, c := range append(s.full[:len(s.full):len(s.full)], s.cur) {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(dst []wire.Kernel) {

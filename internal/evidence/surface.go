@@ -79,16 +79,18 @@ type Rename struct {
 // The index is an open-addressing table of entry numbers, not a Go map:
 // a run that touches a file once per path (an archive extracted) has as
 // many paths as actions, and a map of them cost about 170 bytes per path
-// in tables and their growth; an entry here is 24 bytes, its slot 8 to
-// 16. A run that touches a few paths over and over (a build re-reading
-// its headers) costs one hash and one probe per action, as a map does.
+// in tables and their growth; an entry here is 24 bytes, its slots (8
+// bytes each, a quarter to half of them used) 16 to 32. A run that
+// touches a few paths over and over (a build re-reading its headers)
+// costs one hash and one probe per action, as a map does. An entry's
+// number is kept in 32 bits: 2^32-1 paths, far beyond any memory.
 type pathSets struct {
 	entries []pathEntry // in first-seen order until sorted
 	// slots holds, per slot, 0 (empty) or the path's hash in the high 32
 	// bits and its entry's index + 1 in the low 32; at most half are used.
 	slots []uint64
 	seed  maphash.Seed
-	last  int32 // the entry of the previous action, which often repeats
+	last  int // the entry of the previous action, which often repeats
 }
 
 type pathEntry struct {
@@ -121,13 +123,13 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 	if 2*(len(s.entries)+1) > len(s.slots) {
 		s.rehash()
 	}
-	h := maphash.String(s.seed, string(p))
+	h := hashPath(s.seed, string(p))
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		v := s.slots[i]
 		if v == 0 {
 			s.slots[i] = h&^0xffffffff | uint64(len(s.entries)+1)
-			s.last = int32(len(s.entries))
+			s.last = len(s.entries)
 			if len(s.entries) == cap(s.entries) {
 				// Doubling: append's smaller steps, on a slice this
 				// large, would allocate several times its final size.
@@ -137,7 +139,7 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 			return
 		}
 		if v>>32 == h>>32 {
-			if id := int32(v&0xffffffff) - 1; s.entries[id].path == p {
+			if id := int(v&0xffffffff) - 1; s.entries[id].path == p {
 				s.entries[id].in |= set
 				s.last = id
 				return
@@ -146,12 +148,15 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 	}
 }
 
+// hashPath is the table's hash; a test replaces it to force collisions.
+var hashPath = maphash.String
+
 // rehash doubles the table (it starts at 1024 slots).
 func (s *pathSets) rehash() {
 	s.slots = make([]uint64, max(1024, 2*len(s.slots)))
 	mask := uint64(len(s.slots) - 1)
 	for id := range s.entries {
-		h := maphash.String(s.seed, string(s.entries[id].path))
+		h := hashPath(s.seed, string(s.entries[id].path))
 		i := h & mask
 		for s.slots[i] != 0 {
 			i = (i + 1) & mask

@@ -30,7 +30,10 @@ var relaxed struct {
 
 // relaxCollection sets the relaxed pacing and returns what restores the
 // previous one. Calling the result again does nothing; with several
-// recordings in one process, the last one to finish restores it.
+// recordings in one process, the last one to finish restores it, and a
+// change made meanwhile is overwritten. The runtime reads the pacing only
+// by setting it, so a caller's higher GOGC is back a moment after 400 was
+// set.
 func relaxCollection() (resume func()) {
 	relaxed.Lock()
 	defer relaxed.Unlock()
