@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"vigil/internal/gcpace"
 	"vigil/internal/policy"
 )
 
@@ -70,6 +71,7 @@ policy (one line naming the file and what is wrong) or an unreadable
 archive.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		gcpace.OneShot()
 		if checkFlags.policy == "" {
 			return errors.New("--policy FILE is required")
 		}

@@ -8,6 +8,7 @@ import (
 	"vigil/internal/archive"
 	"vigil/internal/diff"
 	"vigil/internal/evidence"
+	"vigil/internal/gcpace"
 )
 
 // Exit codes of diff and check beyond 0 and 1.
@@ -65,6 +66,7 @@ Exit codes: 0 no differences; 1 differences; 2 an archive failed
 verification; 125 bad flags or an archive could not be read.`,
 	Args: cobra.ExactArgs(2),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		gcpace.OneShot()
 		var rules []diff.Rule
 		for _, s := range diffFlags.normalize {
 			r, err := diff.ParseRule(s)

@@ -9,6 +9,7 @@ import (
 
 	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
+	"vigil/internal/gcpace"
 	"vigil/internal/runpage"
 )
 
@@ -44,6 +45,7 @@ Exit codes: 0 ok; 1 the archive failed verification (one line on stderr
 naming the entry); 125 the archive could not be read or bad flags.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		gcpace.OneShot()
 		if inspectFlags.top < 0 {
 			return fmt.Errorf("--top %d: must be >= 0", inspectFlags.top)
 		}

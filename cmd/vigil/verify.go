@@ -11,6 +11,7 @@ import (
 	"vigil/internal/archive"
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
+	"vigil/internal/gcpace"
 )
 
 // ExitVerifyFailed is the exit code of verify and inspect when an archive
@@ -55,6 +56,10 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 125 an archive could not be read at all (missing, unreadable).`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		// Archives are read one after another: each is garbage once checked.
+		if len(args) == 1 {
+			gcpace.OneShot()
+		}
 		var key *attest.Key
 		if verifyPubkey != "" {
 			var err error

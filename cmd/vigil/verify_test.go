@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -24,7 +25,13 @@ func runVigil(t *testing.T, args ...string) (string, string, error) {
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&errOut)
 	rootCmd.SetArgs(args)
+	// Commands that read an archive set the collector's pacing for the
+	// process (gcpace.OneShot): put it back for the next test.
+	gcPercent, memLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(gcPercent)
 	defer func() {
+		debug.SetGCPercent(gcPercent)
+		debug.SetMemoryLimit(memLimit)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
 		rootCmd.SetArgs(nil)

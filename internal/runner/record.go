@@ -14,6 +14,7 @@ import (
 	"vigil/internal/affinity"
 
 	"vigil/internal/cgroup"
+	"vigil/internal/gcpace"
 	"vigil/internal/limits"
 	"vigil/internal/wire"
 )
@@ -247,7 +248,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 
 	// drain: from here to the written archive, the captured events are
 	// the heap and stay live.
-	resumeGC := relaxCollection()
+	resumeGC := gcpace.Relax()
 	defer resumeGC()
 	end = clock.begin("drain")
 	var cr *CaptureResult

@@ -1,4 +1,4 @@
-package runner
+package gcpace
 
 import (
 	"runtime/debug"
@@ -12,11 +12,11 @@ func gcPercent() int {
 	return p
 }
 
-func TestRelaxCollection(t *testing.T) {
+func TestRelax(t *testing.T) {
 	orig := debug.SetGCPercent(77)
 	t.Cleanup(func() { debug.SetGCPercent(orig) })
 
-	resume := relaxCollection()
+	resume := Relax()
 	if p := gcPercent(); p != relaxedGCPercent {
 		t.Errorf("GC percent while relaxed = %d, want %d", p, relaxedGCPercent)
 	}
@@ -33,7 +33,7 @@ func TestRelaxCollection(t *testing.T) {
 	// A caller's higher pacing, or none (GOGC=off), is kept.
 	for _, caller := range []int{1000, -1} {
 		debug.SetGCPercent(caller)
-		resume := relaxCollection()
+		resume := Relax()
 		if p := gcPercent(); p != caller {
 			t.Errorf("GC percent while relaxed under the caller's %d = %d, want it kept", caller, p)
 		}
@@ -45,7 +45,7 @@ func TestRelaxCollection(t *testing.T) {
 
 	// Two recordings at once: the first to finish does not restore.
 	debug.SetGCPercent(77)
-	first, second := relaxCollection(), relaxCollection()
+	first, second := Relax(), Relax()
 	first()
 	if p := gcPercent(); p != relaxedGCPercent {
 		t.Errorf("GC percent with one recording still running = %d, want %d", p, relaxedGCPercent)

@@ -1,15 +1,15 @@
-package runner
+package gcpace
 
 import (
 	"runtime/debug"
 	"sync"
 )
 
-// relaxedGCPercent is the collector's pacing from the drain until the
-// archive is written: the next collection waits until the heap is five
-// times what the last one found live.
+// relaxedGCPercent is the pacing Relax sets: the next collection waits
+// until the heap is five times what the last one found live.
 //
-// Why: by the drain, the heap is mostly the captured events, and they stay
+// A recording relaxes it from its drain until its archive is written. By
+// the drain, the heap is mostly the captured events, and they stay
 // live until the archive holds them. A collection in that stretch finds
 // almost nothing to free, yet it is the most expensive one of the run: it
 // marks every event, and while it marks, each pointer the drain and the
@@ -24,17 +24,17 @@ const relaxedGCPercent = 400
 
 var relaxed struct {
 	sync.Mutex
-	holders int // Record calls between relaxCollection and their resume
+	holders int // Relax calls not yet resumed
 	prev    int // the pacing before the first of them
 }
 
-// relaxCollection sets the relaxed pacing and returns what restores the
-// previous one. Calling the result again does nothing; with several
+// Relax sets the relaxed pacing and returns what restores the previous
+// one. Calling the result again does nothing; with several
 // recordings in one process, the last one to finish restores it, and a
 // change made meanwhile is overwritten. The runtime reads the pacing only
 // by setting it, so a caller's higher GOGC is back a moment after 400 was
 // set.
-func relaxCollection() (resume func()) {
+func Relax() (resume func()) {
 	relaxed.Lock()
 	defer relaxed.Unlock()
 	if relaxed.holders == 0 {
