@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernel-capture cost of `vigil record`, measured on this host (root, BPF).
 #
-#   scripts/perf-capture.sh [bystander|fixed|scale|sweep|ring|all]
+#   scripts/perf-capture.sh [bystander|fixed|scale|sweep|ring|tar|all]
 #
 # bystander  ns per syscall (getpid) of a task outside any session: no
 #            program, a sys_exit program that only returns (the floor of
@@ -19,20 +19,27 @@
 # ring       the same workload at concurrency 16 with rings of 16 KiB up
 #            to the default: the ring size at which the host's fastest
 #            rate first drops (the default's headroom at that rate).
+# tar        GNU tar extracting FILES files (64 bytes, 1000 per directory)
+#            into a fresh directory, bare and under vigil record, REPS
+#            rounds in a seeded shuffled order: medians of wall, CPU and
+#            peak RSS, record's phases, events captured, and the wall
+#            added per captured event. Put TMPDIR on a tmpfs.
 #
 # BEFORE=REV also builds REV (e.g. BEFORE=wire) and runs it side by side,
 # interleaved with the working tree; the benchmark source of the working
 # tree is used for both, so only the capture itself differs.
-# RUNS (30), OPENS (1000000), REPS (3), TMPDIR override the defaults.
+# RUNS (30), OPENS (1000000), REPS (3), FILES (100000), TMPDIR override
+# the defaults.
 set -euo pipefail
 
 mode=${1:-all}
-case $mode in bystander|fixed|scale|sweep|ring|all) ;; *)
-	echo "perf-capture.sh: unknown mode '$mode' (bystander, fixed, scale, sweep, ring or all)" >&2; exit 2 ;;
+case $mode in bystander|fixed|scale|sweep|ring|tar|all) ;; *)
+	echo "perf-capture.sh: unknown mode '$mode' (bystander, fixed, scale, sweep, ring, tar or all)" >&2; exit 2 ;;
 esac
 RUNS=${RUNS:-30}
 OPENS=${OPENS:-1000000}
 REPS=${REPS:-3}
+FILES=${FILES:-100000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/perf-capture.XXXXXX")
 cleanup() {
@@ -169,11 +176,61 @@ ring() {
 	done
 }
 
+tarx() {
+	echo "== tar: $FILES files extracted by GNU tar into $(df --output=fstype "$work" | tail -1), $REPS interleaved rounds, medians"
+	python3 - "$work" "$FILES" "$REPS" "${variants[@]}" <<'PY'
+import json, os, random, shutil, statistics, subprocess, sys, tarfile, time
+work, files, reps, variants = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+src, arc, out = f"{work}/tar-src", f"{work}/files.tar", f"{work}/tar-out"
+for i in range(files):
+    d = f"{src}/d{i // 1000:04d}"
+    if i % 1000 == 0:
+        os.makedirs(d)
+    with open(f"{d}/f{i:07d}.dat", "wb") as f:
+        f.write(b"x" * 64)
+with tarfile.open(arc, "w") as t:
+    t.add(src, arcname=".")
+shutil.rmtree(src)
+rows = {v: [] for v in ["bare"] + variants}
+order = list(rows)
+rnd = random.Random(1)
+for _ in range(reps):
+    rnd.shuffle(order)
+    for v in order:
+        shutil.rmtree(out, ignore_errors=True)
+        os.mkdir(out)
+        cmd = ["tar", "-xf", arc, "-C", out]
+        if v != "bare":
+            cmd = [f"{work}/vigil-{v}", "record", "-q", "--archive", f"{work}/tar-{v}.vgl", "--phase-log", f"{work}/tar-ph.json", "--"] + cmd
+        t0 = time.monotonic()
+        subprocess.run(["/usr/bin/time", "-o", f"{work}/tar-time", "-f", "%U %S %M"] + cmd, check=True, stdout=subprocess.DEVNULL)
+        wall = time.monotonic() - t0
+        u, s, m = open(f"{work}/tar-time").read().split()[-3:]
+        r = {"wall": wall, "cpu": float(u) + float(s), "rss": int(m) / 1024}
+        if v != "bare":
+            ph = json.load(open(f"{work}/tar-ph.json"))["phases_ms"]
+            r.update({k: ph.get(k, 0) / 1000 for k in ("child_runtime", "drain", "archive_write")})
+        rows[v].append(r)
+shutil.rmtree(out, ignore_errors=True)
+med = lambda v, k: statistics.median(r[k] for r in rows[v])
+print(f"{'bare':7s} wall {med('bare', 'wall'):.3f} s  cpu {med('bare', 'cpu'):.3f} s  peak RSS {med('bare', 'rss'):.1f} MiB")
+for v in variants:
+    ins = json.loads(subprocess.run([f"{work}/vigil-{v}", "inspect", "--json", f"{work}/tar-{v}.vgl"], check=True, capture_output=True).stdout)
+    n, h = ins["total_events"], ins["health"]
+    added = statistics.median(a["wall"] - b["wall"] for a, b in zip(rows[v], rows["bare"]))
+    print(f"{v:7s} wall {med(v, 'wall'):.3f} s  cpu {med(v, 'cpu'):.3f} s  peak RSS {med(v, 'rss'):.1f} MiB  "
+          f"child_runtime {med(v, 'child_runtime'):.3f} s  drain {med(v, 'drain'):.3f} s  archive_write {med(v, 'archive_write'):.3f} s")
+    print(f"        events {n} (opens {h['emitted']['open']}), drops {h['ringbuf_drops']['total']}, kernel_layer {h['kernel_layer']['status']}; "
+          f"added wall {added:.3f} s = {added / n * 1e6:.2f} µs per captured event")
+PY
+}
+
 case $mode in
+tar) tarx ;;
 bystander) bystander ;;
 ring) ring ;;
 fixed) fixed ;;
 scale) scale ;;
 sweep) sweep ;;
-all) bystander; fixed; scale; sweep; ring ;;
+all) bystander; fixed; scale; sweep; ring; tarx ;;
 esac
