@@ -20,10 +20,12 @@
 #            to the default: the ring size at which the host's fastest
 #            rate first drops (the default's headroom at that rate).
 # tar        GNU tar extracting FILES files (64 bytes, 1000 per directory)
-#            into a fresh directory, bare and under vigil record, REPS
-#            rounds in a seeded shuffled order: medians of wall, CPU and
-#            peak RSS, record's phases, events captured, and the wall
-#            added per captured event. Put TMPDIR on a tmpfs.
+#            into a fresh directory, bare and under vigil record, a
+#            warm-up round then REPS rounds in a seeded shuffled order:
+#            medians of wall, CPU and peak RSS, record's phases, events
+#            captured, and the wall added per captured event (per-round
+#            differences, vigil's fixed costs included). Put TMPDIR on a
+#            tmpfs.
 #
 # BEFORE=REV also builds REV (e.g. BEFORE=wire) and runs it side by side,
 # interleaved with the working tree; the benchmark source of the working
@@ -191,10 +193,12 @@ for i in range(files):
 with tarfile.open(arc, "w") as t:
     t.add(src, arcname=".")
 shutil.rmtree(src)
+if reps < 1:
+    sys.exit("perf-capture.sh tar: REPS must be at least 1")
 rows = {v: [] for v in ["bare"] + variants}
 order = list(rows)
 rnd = random.Random(1)
-for _ in range(reps):
+for rep in range(reps + 1):  # the first round warms up and is not kept
     rnd.shuffle(order)
     for v in order:
         shutil.rmtree(out, ignore_errors=True)
@@ -210,7 +214,8 @@ for _ in range(reps):
         if v != "bare":
             ph = json.load(open(f"{work}/tar-ph.json"))["phases_ms"]
             r.update({k: ph.get(k, 0) / 1000 for k in ("child_runtime", "drain", "archive_write")})
-        rows[v].append(r)
+        if rep > 0:
+            rows[v].append(r)
 shutil.rmtree(out, ignore_errors=True)
 med = lambda v, k: statistics.median(r[k] for r in rows[v])
 print(f"{'bare':7s} wall {med('bare', 'wall'):.3f} s  cpu {med('bare', 'cpu'):.3f} s  peak RSS {med('bare', 'rss'):.1f} MiB")
@@ -220,8 +225,12 @@ for v in variants:
     added = statistics.median(a["wall"] - b["wall"] for a, b in zip(rows[v], rows["bare"]))
     print(f"{v:7s} wall {med(v, 'wall'):.3f} s  cpu {med(v, 'cpu'):.3f} s  peak RSS {med(v, 'rss'):.1f} MiB  "
           f"child_runtime {med(v, 'child_runtime'):.3f} s  drain {med(v, 'drain'):.3f} s  archive_write {med(v, 'archive_write'):.3f} s")
-    print(f"        events {n} (opens {h['emitted']['open']}), drops {h['ringbuf_drops']['total']}, kernel_layer {h['kernel_layer']['status']}; "
-          f"added wall {added:.3f} s = {added / n * 1e6:.2f} µs per captured event")
+    print(f"        events {n} (opens {h['emitted']['open']}), drops {h['ringbuf_drops']['total']}, kernel_layer {h['kernel_layer']['status']} (last round); "
+          f"added wall {added:.3f} s = {added / n * 1e6:.2f} µs per captured event, fixed costs included")
+if len(variants) == 2:
+    a, b = variants
+    d = statistics.median(x["wall"] - y["wall"] for x, y in zip(rows[b], rows[a]))
+    print(f"{b} - {a}: median paired wall difference {d:+.3f} s ({d / n * 1e6:+.2f} µs per captured event)")
 PY
 }
 

@@ -11,25 +11,39 @@ import (
 	"vigil/internal/cgroup"
 )
 
-// availableMemory is the host's MemAvailable, or the limit of the cgroup
-// the process is in (or of one of its ancestors) when that is lower.
+// availableMemory is the host's MemAvailable, or, when lower, what the
+// process's cgroup or one of its ancestors still has below its limit.
 func availableMemory() (uint64, bool) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, false
 	}
-	avail, ok := memAvailable(b)
+	v2, err := cgroup.SelfDir()
+	if err != nil {
+		v2 = ""
+	}
+	v1, err := cgroup.OwnV1Dir("memory")
+	if err != nil {
+		v1 = ""
+	}
+	return availableFrom(b, v2, v1)
+}
+
+// availableFrom is availableMemory from /proc/meminfo's text and the
+// process's v2 and v1 memory cgroup directories ("" when none).
+func availableFrom(meminfo []byte, v2, v1 string) (uint64, bool) {
+	avail, ok := memAvailable(meminfo)
 	if !ok {
 		return 0, false
 	}
-	if dir, err := cgroup.SelfDir(); err == nil {
-		if l, ok := lowestLimit(dir, "memory.max"); ok {
-			avail = min(avail, l)
+	if v2 != "" {
+		if room, ok := leastRoom(v2, "memory.max", "memory.current"); ok {
+			avail = min(avail, room)
 		}
 	}
-	if dir, err := cgroup.OwnV1Dir("memory"); err == nil {
-		if l, ok := lowestLimit(dir, "memory.limit_in_bytes"); ok {
-			avail = min(avail, l)
+	if v1 != "" {
+		if room, ok := leastRoom(v1, "memory.limit_in_bytes", "memory.usage_in_bytes"); ok {
+			avail = min(avail, room)
 		}
 	}
 	return avail, true
@@ -48,15 +62,20 @@ func memAvailable(meminfo []byte) (uint64, bool) {
 	return 0, false
 }
 
-// lowestLimit is the lowest limit in file along dir and its ancestors up
-// to the hierarchy's root (the last directory whose parent has no
-// cgroup.procs). "max", absent and unreadable files set none.
-func lowestLimit(dir, file string) (uint64, bool) {
-	var low uint64
+// leastRoom is the least room (limit minus usage, from the files named)
+// along dir and its ancestors up to the hierarchy's root (the last
+// directory whose parent has no cgroup.procs). A level whose limit is
+// "max", absent or unreadable sets none.
+func leastRoom(dir, limitFile, usageFile string) (uint64, bool) {
+	var least uint64
 	found := false
 	for d := dir; ; {
-		if l, ok := parseLimit(d, file); ok && (!found || l < low) {
-			low, found = l, true
+		if l, ok := parseLimit(d, limitFile); ok {
+			used, _ := parseLimit(d, usageFile)
+			room := l - min(used, l)
+			if !found || room < least {
+				least, found = room, true
+			}
 		}
 		up := filepath.Dir(d)
 		if up == d {
@@ -67,7 +86,7 @@ func lowestLimit(dir, file string) (uint64, bool) {
 		}
 		d = up
 	}
-	return low, found
+	return least, found
 }
 
 func parseLimit(dir, file string) (uint64, bool) {

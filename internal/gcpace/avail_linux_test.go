@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -25,11 +27,15 @@ func TestMemAvailable(t *testing.T) {
 	}
 }
 
-func TestLowestLimit(t *testing.T) {
-	outside := t.TempDir() // no cgroup.procs: not part of the hierarchy
-	root := filepath.Join(outside, "root")
-	leaf := filepath.Join(root, "a", "b")
-	write := func(dir, name, text string) {
+// cgroupTree makes outside/root/a/b, each level of the hierarchy with a
+// cgroup.procs (outside, above the root, has none), and returns a writer
+// of files into them.
+func cgroupTree(t *testing.T) (outside, root, a, b string, write func(dir, name, text string)) {
+	outside = t.TempDir()
+	root = filepath.Join(outside, "root")
+	a = filepath.Join(root, "a")
+	b = filepath.Join(a, "b")
+	write = func(dir, name, text string) {
 		t.Helper()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -38,22 +44,63 @@ func TestLowestLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{root, filepath.Join(root, "a"), leaf} {
+	for _, d := range []string{root, a, b} {
 		write(d, "cgroup.procs", "")
 	}
-	write(outside, "memory.max", "1\n") // above the root: never read
-	write(leaf, "memory.max", "max\n")
-	write(filepath.Join(root, "a"), "memory.max", "1073741824\n")
-	if got, ok := lowestLimit(leaf, "memory.max"); !ok || got != 1<<30 {
-		t.Errorf("lowestLimit = %d, %v; want %d from the parent", got, ok, 1<<30)
+	return outside, root, a, b, write
+}
+
+func TestAvailableFrom(t *testing.T) {
+	const gib = 1 << 30
+	meminfo := []byte("MemAvailable:   8388608 kB\n") // 8 GiB
+	outside, root, a, b, write := cgroupTree(t)
+	check := func(what string, v2, v1 string, want uint64) {
+		t.Helper()
+		got, ok := availableFrom(meminfo, v2, v1)
+		if !ok || got != want {
+			t.Errorf("%s: available = %d, %v; want %d", what, got, ok, want)
+		}
 	}
-	write(root, "memory.max", "536870912\n")
-	if got, ok := lowestLimit(leaf, "memory.max"); !ok || got != 512<<20 {
-		t.Errorf("lowestLimit = %d, %v; want %d from the root", got, ok, 512<<20)
+	check("no cgroups", "", "", 8*gib)
+	write(outside, "memory.max", "1\n") // above the hierarchy's root: never read
+	write(b, "memory.max", "max\n")
+	check("no limit in the hierarchy", b, "", 8*gib)
+	write(a, "memory.max", "4294967296\n")
+	write(a, "memory.current", "1073741824\n")
+	check("the parent's limit less its usage", b, "", 3*gib)
+	write(root, "memory.max", "2147483648\n")
+	write(root, "memory.current", "2147483648\n")
+	check("a full root", b, "", 0)
+	write(root, "memory.current", "3221225472\n") // usage above the limit
+	check("usage above the limit", b, "", 0)
+	write(root, "memory.max", "max\n")
+	write(a, "memory.limit_in_bytes", "9223372036854771712\n") // v1's "no limit"
+	check("v1 without a limit", b, b, 3*gib)
+	write(a, "memory.limit_in_bytes", "2147483648\n")
+	write(a, "memory.usage_in_bytes", "536870912\n")
+	check("v1 lower than v2", b, b, 3*gib/2)
+	if _, ok := availableFrom([]byte("MemTotal: 1 kB\n"), b, b); ok {
+		t.Error("available memory without MemAvailable")
 	}
-	write(root, "memory.limit_in_bytes", "9223372036854771712\n") // v1's "no limit"
-	if _, ok := lowestLimit(leaf, "memory.limit_in_bytes"); ok {
-		t.Errorf("v1's no-limit value was taken for a limit")
+}
+
+func TestOneShotLimit(t *testing.T) {
+	for _, c := range []struct {
+		avail uint64
+		want  int64
+		ok    bool
+	}{
+		{8 << 30, 6 << 30, true},
+		{512 << 20, 384 << 20, true},
+		{minOneShotLimit/3*4 + 4, minOneShotLimit + 2, true},  // just above the floor
+		{minOneShotLimit / 3 * 4, minOneShotLimit - 1, false}, // just below it
+		{0, 0, false},
+		{1 << 63, 1 << 62, true},
+	} {
+		got, ok := oneShotLimit(c.avail)
+		if got != c.want || ok != c.ok {
+			t.Errorf("oneShotLimit(%d) = %d, %v; want %d, %v", c.avail, got, ok, c.want, c.ok)
+		}
 	}
 }
 
@@ -64,24 +111,57 @@ func TestOneShot(t *testing.T) {
 		debug.SetGCPercent(origPercent)
 		debug.SetMemoryLimit(origLimit)
 	})
-
-	t.Setenv("GOGC", "150")
-	OneShot()
-	if p := gcPercent(); p != 100 {
-		t.Errorf("with GOGC in the environment, GC percent = %d, want it left at 100", p)
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Run("with "+env, func(t *testing.T) {
+			t.Setenv(env, "150")
+			OneShot()
+			if p := gcPercent(); p != 100 {
+				t.Errorf("GC percent = %d, want it left at 100", p)
+			}
+			if l := debug.SetMemoryLimit(-1); l != origLimit {
+				t.Errorf("memory limit = %d, want it left at %d", l, origLimit)
+			}
+		})
 	}
 
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	avail, ok := availableMemory()
-	if !ok {
-		t.Fatal("available memory unreadable on this Linux host")
-	}
 	OneShot()
-	if p := gcPercent(); p != -1 {
-		t.Errorf("GC percent after OneShot = %d, want -1 (off)", p)
+	limit := debug.SetMemoryLimit(-1)
+	switch p := gcPercent(); {
+	case p == -1:
+		// Three quarters of what was available a moment ago, which
+		// changes: bounded by the floor and by all of the host's memory.
+		total := memTotal(t)
+		if limit < minOneShotLimit || uint64(limit) > total {
+			t.Errorf("memory limit after OneShot = %d, want between %d and the host's %d", limit, minOneShotLimit, total)
+		}
+	case p == 100:
+		// Too little available: nothing set.
+		if limit != origLimit {
+			t.Errorf("OneShot set a memory limit (%d) without turning pacing off", limit)
+		}
+	default:
+		t.Errorf("GC percent after OneShot = %d, want -1 (off) or 100 (left alone)", p)
 	}
-	if l := debug.SetMemoryLimit(-1); l != int64(avail/2) {
-		t.Errorf("memory limit after OneShot = %d, want half of %d available", l, avail)
+}
+
+// memTotal is the host's MemTotal in bytes.
+func memTotal(t *testing.T) uint64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
 }

@@ -15,18 +15,30 @@ const minOneShotLimit = 256 << 20
 // verify took 2.4-2.7 s instead of 2.9-3.3 s and peaked at 528 instead
 // of 587 MB (three runs each, interleaved).
 //
-// The collector still runs as the heap nears a memory limit: half of the
-// memory available to the process (the host's MemAvailable, or the
-// cgroup's limit when lower). A GOGC or GOMEMLIMIT in the environment is
-// left alone, as is a host whose available memory cannot be read.
+// The collector still runs as the heap nears a memory limit, set at three
+// quarters of the memory available to the process: the host's
+// MemAvailable, or, when lower, what its cgroup (or an ancestor) still
+// has below its limit. Had the live heap outgrown that, the default
+// pacing, which lets the heap reach twice it, would not have fitted
+// either. A GOGC or GOMEMLIMIT in the environment is left alone, as is a
+// host whose available memory cannot be read.
 func OneShot() {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	avail, ok := availableMemory()
-	if !ok || avail/2 < minOneShotLimit {
+	if !ok {
 		return
 	}
-	debug.SetMemoryLimit(int64(min(avail/2, 1<<62)))
-	debug.SetGCPercent(-1)
+	if limit, ok := oneShotLimit(avail); ok {
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(-1)
+	}
+}
+
+// oneShotLimit is the memory limit OneShot sets for avail bytes
+// available, or false when that is too little to bother.
+func oneShotLimit(avail uint64) (int64, bool) {
+	limit := min(avail/4*3, 1<<62)
+	return int64(limit), limit >= minOneShotLimit
 }
