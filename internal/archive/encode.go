@@ -172,8 +172,9 @@ func marshalKernel(k []wire.Kernel) ([]byte, error) {
 }
 
 // kernelBlock is how many events are encoded together: enough to make a
-// goroutine per block cheap, few enough that the blocks in flight (a few
-// per CPU, plus those waiting to be compressed) hold a few MB of text.
+// goroutine per block cheap, few enough that the blocks in flight and
+// pooled (a few per CPU, plus those waiting to be compressed) hold a few
+// MB of text per CPU (6 MB on 2 CPUs for a 300,000-event layer).
 const kernelBlock = 1024
 
 // kernelBlocks encodes k a block of events at a time, several blocks side
