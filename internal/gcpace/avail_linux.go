@@ -1,14 +1,13 @@
 package gcpace
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"vigil/internal/cgroup"
+	"vigil/internal/interference"
 )
 
 // availableMemory is the host's MemAvailable, or, when lower, what the
@@ -32,10 +31,11 @@ func availableMemory() (uint64, bool) {
 // availableFrom is availableMemory from /proc/meminfo's text and the
 // process's v2 and v1 memory cgroup directories ("" when none).
 func availableFrom(meminfo []byte, v2, v1 string) (uint64, bool) {
-	avail, ok := memAvailable(meminfo)
-	if !ok {
+	n, ok := interference.ParseMeminfo(string(meminfo))["MemAvailable"]
+	if !ok || n < 0 {
 		return 0, false
 	}
+	avail := uint64(n)
 	if v2 != "" {
 		if room, ok := leastRoom(v2, "memory.max", "memory.current"); ok {
 			avail = min(avail, room)
@@ -47,19 +47,6 @@ func availableFrom(meminfo []byte, v2, v1 string) (uint64, bool) {
 		}
 	}
 	return avail, true
-}
-
-// memAvailable reads MemAvailable (in kB) from /proc/meminfo's text.
-func memAvailable(meminfo []byte) (uint64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(meminfo))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 3 && f[0] == "MemAvailable:" && f[2] == "kB" {
-			kb, err := strconv.ParseUint(f[1], 10, 64)
-			return kb << 10, err == nil && kb < 1<<53
-		}
-	}
-	return 0, false
 }
 
 // leastRoom is the least room (limit minus usage, from the files named)

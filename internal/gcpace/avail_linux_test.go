@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestMemAvailable(t *testing.T) {
+func TestAvailableFromMeminfo(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want uint64
@@ -17,12 +17,11 @@ func TestMemAvailable(t *testing.T) {
 	}{
 		{"MemTotal:       24683620 kB\nMemFree:        20000000 kB\nMemAvailable:   23116520 kB\n", 23116520 << 10, true},
 		{"MemTotal: 1 kB\n", 0, false},
-		{"MemAvailable: 12 MB\n", 0, false},
 		{"MemAvailable: x kB\n", 0, false},
 	} {
-		got, ok := memAvailable([]byte(c.in))
+		got, ok := availableFrom([]byte(c.in), "", "")
 		if got != c.want || ok != c.ok {
-			t.Errorf("memAvailable(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("availableFrom(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }

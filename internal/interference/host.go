@@ -54,7 +54,7 @@ func ReadHost() wire.HostState {
 	}
 	h.IsolatedCPUs = readTrim(filepath.Join(sysRoot, "devices/system/cpu/isolated"))
 	if data, err := os.ReadFile(filepath.Join(procRoot, "meminfo")); err == nil {
-		mem := parseMeminfo(string(data))
+		mem := ParseMeminfo(string(data))
 		h.MemAvailable = mem["MemAvailable"]
 		if t, ok := mem["SwapTotal"]; ok {
 			h.SwapTotal = t
@@ -111,8 +111,8 @@ func readTrim(path string) string {
 	return strings.TrimSpace(string(data))
 }
 
-// parseMeminfo returns /proc/meminfo's fields in bytes.
-func parseMeminfo(s string) map[string]int64 {
+// ParseMeminfo returns /proc/meminfo's fields in bytes.
+func ParseMeminfo(s string) map[string]int64 {
 	out := map[string]int64{}
 	for _, line := range strings.Split(s, "\n") {
 		k, v, ok := strings.Cut(line, ":")
