@@ -17,6 +17,11 @@ type Bundle struct {
 	Surface     CapabilitySurface
 	Correlation *CorrelationReport // nil when no SDK layer
 	Health      wire.Health
+	// Streamed, when set, stands for the kernel layer of a recording
+	// that was written as it arrived (package archive's KernelStream):
+	// Kernel is then empty, and Check takes what the layer derives from
+	// the digest of the events the stream wrote.
+	Streamed *Digest `json:"-"`
 }
 
 // Assemble builds a complete, self-consistent Bundle from what the runner
@@ -40,25 +45,52 @@ func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput
 		k = append([]wire.Kernel(nil), kernel...)
 		slices.SortStableFunc(k, bySeq)
 	}
+	b := assemble(run, DigestOf(k), sdk, in)
+	b.Kernel = k
+	return b
+}
+
+// AssembleStreamed is Assemble for a kernel layer already written as it
+// arrived: d is the digest of exactly the events written, in order. The
+// bundle's Kernel is empty and Streamed is d.
+func AssembleStreamed(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
+	if run.Schema == "" {
+		run.Schema = wire.RunSchema
+	}
+	run.EnvNames = envNames(run.EnvNames)
+	b := assemble(run, d, sdk, in)
+	b.Streamed = d
+	return b
+}
+
+func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
 	if len(sdk) == 0 {
 		sdk = nil
 	}
-	in.Counts = CountKinds(k)
-	in.SeqGaps = SeqGaps(k)
-	in.SessionTasks = BalanceSessionTasks(k)
+	in.Counts = d.Counts()
+	in.SeqGaps = d.SeqGaps()
+	in.SessionTasks = d.SessionTasks()
 	in.SDKEvents = len(sdk)
 	if len(sdk) > 0 || len(in.SDKProblems) > 0 {
 		in.SDKPresent = true
 	}
-	b := &Bundle{Run: run, Kernel: k, SDK: sdk}
-	b.Surface = BuildSurface(k)
+	b := &Bundle{Run: run, SDK: sdk}
+	b.Surface = d.Surface()
 	b.Surface.RunID = run.RunID
 	if sdk != nil {
-		b.Correlation = Correlate(k, sdk)
+		b.Correlation = d.Correlate(sdk)
 		b.Correlation.RunID = run.RunID
 	}
 	b.Health = BuildHealth(run.RunID, in)
 	return b
+}
+
+// Events is how many kernel events the bundle's layer holds.
+func (b *Bundle) Events() uint64 {
+	if b.Streamed != nil {
+		return b.Streamed.Events()
+	}
+	return uint64(len(b.Kernel))
 }
 
 // CountKinds counts events per kind; every known kind is present, zero or not.
@@ -68,22 +100,6 @@ func CountKinds(kernel []wire.Kernel) map[wire.Kind]uint64 {
 		m[kernel[i].Kind]++
 	}
 	return m
-}
-
-// SeqGaps is how many sequence numbers between 0 and the highest recorded
-// one are missing from kernel (sorted by Seq). A duplicate Seq is not a gap;
-// Check rejects it separately.
-func SeqGaps(kernel []wire.Kernel) uint64 {
-	if len(kernel) == 0 {
-		return 0
-	}
-	distinct := uint64(1)
-	for i := 1; i < len(kernel); i++ {
-		if kernel[i].Seq != kernel[i-1].Seq {
-			distinct++
-		}
-	}
-	return kernel[len(kernel)-1].Seq + 1 - distinct
 }
 
 // envNames returns the sorted, de-duplicated names, cutting anything from

@@ -50,29 +50,38 @@ func check(b *Bundle, surface bool) error {
 			return entryErr(EntrySDK, "line %d: run_id %q differs from run.json's %q", i+1, b.SDK[i].RunID, id)
 		}
 	}
-	for i := 1; i < len(b.Kernel); i++ {
-		if b.Kernel[i].Seq <= b.Kernel[i-1].Seq {
-			return entryErr(EntryKernel, "line %d: seq %d does not follow seq %d", i+1, b.Kernel[i].Seq, b.Kernel[i-1].Seq)
-		}
+	d := b.Streamed
+	switch {
+	case d == nil:
+		// Derived here from the events themselves, never from a digest
+		// made earlier: events changed after Assemble are caught.
+		d = DigestOf(b.Kernel)
+	case len(b.Kernel) > 0:
+		return entryErr(EntryKernel, "a streamed bundle holds %d events of its own", len(b.Kernel))
+	case !surface:
+		return entryErr(EntrySurface, "a streamed bundle's surface is never derived by the caller")
 	}
-	if err := checkExit(b); err != nil {
+	if why := d.Disorder(); why != "" {
+		return entryErr(EntryKernel, "%s", why)
+	}
+	if err := checkExit(b, d); err != nil {
 		return err
 	}
-	if err := checkHealth(b); err != nil {
+	if err := checkHealth(b, d); err != nil {
 		return err
 	}
 	if err := checkSDK(b); err != nil {
 		return err
 	}
 	if surface {
-		s := BuildSurface(b.Kernel)
+		s := d.Surface()
 		s.RunID = id
 		if f := firstDiff(s, b.Surface); f != "" {
 			return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
 		}
 	}
 	if b.Correlation != nil {
-		corr := Correlate(b.Kernel, b.SDK)
+		corr := d.Correlate(b.SDK)
 		corr.RunID = id
 		if f := firstDiff(corr, b.Correlation); f != "" {
 			return entryErr(EntryCorrelation, "%s differs from what %s and %s derive", f, EntryKernel, EntrySDK)
@@ -81,18 +90,18 @@ func check(b *Bundle, surface bool) error {
 	return nil
 }
 
-func checkHealth(b *Bundle) error {
+func checkHealth(b *Bundle, d *Digest) error {
 	h := &b.Health
-	counts := CountKinds(b.Kernel)
+	counts := d.Counts()
 	for _, k := range sortedKinds(counts, h.Counts) {
 		if h.Counts[k] != counts[k] {
 			return entryErr(EntryHealth, "counts.%s is %d but %s has %d %s events", k, h.Counts[k], EntryKernel, counts[k], k)
 		}
 	}
-	if g := SeqGaps(b.Kernel); h.SeqGaps != g {
+	if g := d.SeqGaps(); h.SeqGaps != g {
 		return entryErr(EntryHealth, "seq_gaps is %d but %s is missing %d sequence numbers", h.SeqGaps, EntryKernel, g)
 	}
-	st := BalanceSessionTasks(b.Kernel)
+	st := d.SessionTasks()
 	taskChecks := []struct {
 		field     string
 		got, want any
@@ -114,8 +123,8 @@ func checkHealth(b *Bundle) error {
 	if bad := coverageProbeMismatch(h.Coverage, h.Probes); bad != "" {
 		return entryErr(EntryHealth, "coverage: %s", bad)
 	}
-	if h.KernelLayer.Status == wire.LayerAbsent && len(b.Kernel) > 0 {
-		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, len(b.Kernel))
+	if h.KernelLayer.Status == wire.LayerAbsent && d.Events() > 0 {
+		return entryErr(EntryHealth, "kernel_layer is absent but %s has %d events", EntryKernel, d.Events())
 	}
 	if h.SDKLayer.Events != len(b.SDK) {
 		return entryErr(EntryHealth, "sdk_layer.events is %d but %s has %d lines", h.SDKLayer.Events, EntrySDK, len(b.SDK))
@@ -246,23 +255,8 @@ func sortedKinds(ms ...map[wire.Kind]uint64) []wire.Kind {
 // group-ending exit of the run's first task (the one cloned into the
 // session). Without both events in the kernel layer there is nothing to
 // compare.
-func checkExit(b *Bundle) error {
-	var first uint32
-	for i := range b.Kernel {
-		if f := b.Kernel[i].Fork; f != nil && f.Entered {
-			first = f.ChildPID
-			break
-		}
-	}
-	if first == 0 {
-		return nil
-	}
-	var last *wire.Exit
-	for i := range b.Kernel {
-		if x := b.Kernel[i].Exit; x != nil && x.GroupDead && b.Kernel[i].PID == first {
-			last = x
-		}
-	}
+func checkExit(b *Bundle, d *Digest) error {
+	last := d.exit.last
 	if last == nil {
 		return nil
 	}

@@ -74,14 +74,14 @@ func (s EventSet) Events(kernel []wire.Kernel) []wire.Kernel {
 	return out
 }
 
-// newEventSet builds an EventSet from the events at idx.
-func newEventSet(kernel []wire.Kernel, idx []int) EventSet {
+// newEventSet builds an EventSet from the events of ix at idx.
+func newEventSet(ix *timeIndex, idx []int) EventSet {
 	set := EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}
 	seqs := make([]uint64, 0, len(idx))
 	for _, k := range idx {
 		set.Total++
-		set.ByKind[kernel[k].Kind]++
-		seqs = append(seqs, kernel[k].Seq)
+		set.ByKind[ix.kindAt(k)]++
+		seqs = append(seqs, ix.seqAt(k))
 	}
 	sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
 	for _, q := range seqs {
@@ -100,6 +100,14 @@ func newEventSet(kernel []wire.Kernel, idx []int) EventSet {
 // tool_call_completed without a start is ignored here (ReadSDKLog reports
 // it). RunID is left for the caller (Assemble sets it).
 func Correlate(kernel []wire.Kernel, sdk []wire.SDK) *CorrelationReport {
+	var ix timeIndex
+	for i := range kernel {
+		ix.add(&kernel[i])
+	}
+	return correlate(&ix, sdk)
+}
+
+func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
 	r := &CorrelationReport{Schema: CorrelationSchema, ToolCalls: []ToolCall{}}
 	byID := map[string]int{}
 	for _, s := range sdk {
@@ -126,24 +134,24 @@ func Correlate(kernel []wire.Kernel, sdk []wire.SDK) *CorrelationReport {
 	}
 
 	// Index the events by time so each window is two binary searches.
-	order := make([]int, len(kernel))
+	order := make([]int, ix.len())
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return kernel[order[a]].TimeNS < kernel[order[b]].TimeNS })
-	attributed := make([]bool, len(kernel))
+	sort.SliceStable(order, func(a, b int) bool { return ix.ts[order[a]] < ix.ts[order[b]] })
+	attributed := make([]bool, ix.len())
 	for i := range r.ToolCalls {
 		tc := &r.ToolCalls[i]
-		lo := sort.Search(len(order), func(j int) bool { return kernel[order[j]].TimeNS >= tc.StartedMonoNS })
+		lo := sort.Search(len(order), func(j int) bool { return ix.ts[order[j]] >= tc.StartedMonoNS })
 		hi := len(order)
 		if tc.Completed {
-			hi = sort.Search(len(order), func(j int) bool { return kernel[order[j]].TimeNS > tc.CompletedMonoNS })
+			hi = sort.Search(len(order), func(j int) bool { return ix.ts[order[j]] > tc.CompletedMonoNS })
 		}
 		in := order[lo:max(lo, hi)]
 		for _, k := range in {
 			attributed[k] = true
 		}
-		tc.Kernel = newEventSet(kernel, in)
+		tc.Kernel = newEventSet(ix, in)
 	}
 	var rest []int
 	for k, in := range attributed {
@@ -151,6 +159,6 @@ func Correlate(kernel []wire.Kernel, sdk []wire.SDK) *CorrelationReport {
 			rest = append(rest, k)
 		}
 	}
-	r.Unattributed = newEventSet(kernel, rest)
+	r.Unattributed = newEventSet(ix, rest)
 	return r
 }

@@ -46,90 +46,122 @@ type SessionTasks struct {
 // workers) start without a fork event, so an exit whose thread group was
 // created in the session is not counted as having entered from outside.
 func BalanceSessionTasks(kernel []wire.Kernel) SessionTasks {
-	open := map[uint32]int{}              // TID -> forks not yet closed
-	last := map[uint32]wire.TaskRef{}     // TID -> latest identity
-	groups := map[uint32]map[uint32]int{} // PID -> open TIDs of that group
-	var s SessionTasks
-	var entered, movedOut, joined []wire.TaskRef
-	openTID := func(tid, pid uint32, comm wire.Bytes) {
-		open[tid]++
-		last[tid] = wire.TaskRef{TID: tid, PID: pid, Comm: comm}
-		if groups[pid] == nil {
-			groups[pid] = map[uint32]int{}
-		}
-		groups[pid][tid]++
-	}
-	closeTID := func(tid uint32) {
-		ref := last[tid]
-		if open[tid]--; open[tid] == 0 {
-			delete(open, tid)
-		}
-		if g := groups[ref.PID]; g != nil {
-			if g[tid]--; g[tid] <= 0 {
-				delete(g, tid)
-			}
-		}
-	}
+	var b taskBalance
 	for i := range kernel {
-		e := &kernel[i]
-		switch e.Kind {
-		case wire.KindFork:
-			if f := e.Fork; f != nil {
-				openTID(f.ChildTID, f.ChildPID, e.Comm)
-			}
-		case wire.KindExec:
-			if _, ok := open[e.TID]; ok {
-				if r := last[e.TID]; r.PID == e.PID {
-					r.Comm = e.Comm
-					last[e.TID] = r
-				}
-				continue
-			}
-			// The leader's TID is closed: the exec came from another
-			// thread of the group, which now carries the leader's TID.
-			for _, tid := range sortedTIDs(groups[e.PID]) {
-				if tid != e.TID {
-					closeTID(tid)
-					openTID(e.TID, e.PID, e.Comm)
-					break
-				}
-			}
-		case wire.KindCgroupMigrate:
-			m := e.Migrate
-			if m == nil {
-				continue
-			}
-			ref := wire.TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm}
-			switch {
-			case !m.WasTracked:
-				s.Joined++
-				joined = append(joined, ref)
-				openTID(e.TID, e.PID, e.Comm)
-			case m.DefaultHierarchy && !m.IntoSession:
-				s.MovedOut++
-				movedOut = append(movedOut, ref)
-			}
-		case wire.KindExit:
-			if _, ok := open[e.TID]; ok {
-				closeTID(e.TID)
-				continue
-			}
-			if _, known := groups[e.PID]; known {
-				continue
-			}
-			s.Entered++
-			entered = append(entered, wire.TaskRef{TID: e.TID, PID: e.PID, Comm: e.Comm})
+		b.add(&kernel[i])
+	}
+	return b.result()
+}
+
+// taskBalance folds events into SessionTasks. Names are copied, so an
+// event's memory may be reused once add returns.
+type taskBalance struct {
+	open                      map[uint32]int            // TID -> forks not yet closed
+	last                      map[uint32]wire.TaskRef   // TID -> latest identity
+	groups                    map[uint32]map[uint32]int // PID -> open TIDs of that group
+	s                         SessionTasks
+	entered, movedOut, joined []wire.TaskRef
+	comm                      wire.Bytes // the last name copied, reused while it repeats
+}
+
+// keep returns comm copied (or the copy already made of the same name).
+func (b *taskBalance) keep(comm wire.Bytes) wire.Bytes {
+	if comm != b.comm {
+		b.comm = cloneBytes(comm)
+	}
+	return b.comm
+}
+
+func (b *taskBalance) ref(e *wire.Kernel) wire.TaskRef {
+	return wire.TaskRef{TID: e.TID, PID: e.PID, Comm: b.keep(e.Comm)}
+}
+
+func (b *taskBalance) openTID(tid, pid uint32, comm wire.Bytes) {
+	if b.open == nil {
+		b.open, b.last, b.groups = map[uint32]int{}, map[uint32]wire.TaskRef{}, map[uint32]map[uint32]int{}
+	}
+	b.open[tid]++
+	b.last[tid] = wire.TaskRef{TID: tid, PID: pid, Comm: b.keep(comm)}
+	if b.groups[pid] == nil {
+		b.groups[pid] = map[uint32]int{}
+	}
+	b.groups[pid][tid]++
+}
+
+func (b *taskBalance) closeTID(tid uint32) {
+	ref := b.last[tid]
+	if b.open[tid]--; b.open[tid] == 0 {
+		delete(b.open, tid)
+	}
+	if g := b.groups[ref.PID]; g != nil {
+		if g[tid]--; g[tid] <= 0 {
+			delete(g, tid)
 		}
 	}
+}
+
+func (b *taskBalance) add(e *wire.Kernel) {
+	switch e.Kind {
+	case wire.KindFork:
+		if f := e.Fork; f != nil {
+			b.openTID(f.ChildTID, f.ChildPID, e.Comm)
+		}
+	case wire.KindExec:
+		if _, ok := b.open[e.TID]; ok {
+			if r := b.last[e.TID]; r.PID == e.PID {
+				r.Comm = b.keep(e.Comm)
+				b.last[e.TID] = r
+			}
+			return
+		}
+		// The leader's TID is closed: the exec came from another
+		// thread of the group, which now carries the leader's TID.
+		for _, tid := range sortedTIDs(b.groups[e.PID]) {
+			if tid != e.TID {
+				b.closeTID(tid)
+				b.openTID(e.TID, e.PID, e.Comm)
+				break
+			}
+		}
+	case wire.KindCgroupMigrate:
+		m := e.Migrate
+		if m == nil {
+			return
+		}
+		switch {
+		case !m.WasTracked:
+			b.s.Joined++
+			b.joined = append(b.joined, b.ref(e))
+			b.openTID(e.TID, e.PID, e.Comm)
+		case m.DefaultHierarchy && !m.IntoSession:
+			b.s.MovedOut++
+			b.movedOut = append(b.movedOut, b.ref(e))
+		}
+	case wire.KindExit:
+		if _, ok := b.open[e.TID]; ok {
+			b.closeTID(e.TID)
+			return
+		}
+		if _, known := b.groups[e.PID]; known {
+			return
+		}
+		b.s.Entered++
+		b.entered = append(b.entered, b.ref(e))
+	}
+}
+
+// result is the balance of the events so far.
+func (b *taskBalance) result() SessionTasks {
+	s := b.s
 	var left []wire.TaskRef
-	for tid, n := range open {
+	for tid, n := range b.open {
 		s.Left += uint64(n)
-		left = append(left, last[tid])
+		left = append(left, b.last[tid])
 	}
 	s.LeftExamples = examples(left)
-	s.EnteredExamples = examples(entered)
-	s.MovedOutExamples = examples(movedOut)
-	s.JoinedExamples = examples(joined)
+	s.EnteredExamples = examples(append([]wire.TaskRef(nil), b.entered...))
+	s.MovedOutExamples = examples(append([]wire.TaskRef(nil), b.movedOut...))
+	s.JoinedExamples = examples(append([]wire.TaskRef(nil), b.joined...))
 	return s
 }
 

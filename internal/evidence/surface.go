@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"vigil/internal/wire"
 )
@@ -91,6 +92,28 @@ type pathSets struct {
 	slots []uint64
 	seed  maphash.Seed
 	last  int // the entry of the previous action, which often repeats
+	// arena holds the paths' bytes: a path is copied when first seen,
+	// so the table never keeps the memory of the event it came from.
+	arena []byte
+}
+
+// pathArenaChunk is the size of the arena's chunks.
+const pathArenaChunk = 64 << 10
+
+// keep copies p into the arena.
+func (s *pathSets) keep(p wire.Bytes) wire.Bytes {
+	if len(p) == 0 {
+		return ""
+	}
+	if len(p) > pathArenaChunk/4 {
+		return cloneBytes(p)
+	}
+	if cap(s.arena)-len(s.arena) < len(p) {
+		s.arena = make([]byte, 0, pathArenaChunk)
+	}
+	n := len(s.arena)
+	s.arena = append(s.arena, p...)
+	return wire.Bytes(unsafe.String(&s.arena[n], len(p)))
 }
 
 type pathEntry struct {
@@ -135,7 +158,7 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 				// large, would allocate several times its final size.
 				s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)+256), s.entries...)
 			}
-			s.entries = append(s.entries, pathEntry{p, set})
+			s.entries = append(s.entries, pathEntry{s.keep(p), set})
 			return
 		}
 		if v>>32 == h>>32 {
@@ -194,6 +217,13 @@ func (s *pathSets) sorted() map[uint16][]wire.Bytes {
 
 type endpoints map[Endpoint]bool
 
+func (s endpoints) add(e Endpoint) {
+	if !s[e] {
+		e.Addr = cloneBytes(e.Addr)
+		s[e] = true
+	}
+}
+
 func (s endpoints) sorted() []Endpoint {
 	out := make([]Endpoint, 0, len(s))
 	for k := range s {
@@ -206,59 +236,81 @@ func (s endpoints) sorted() []Endpoint {
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
 func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
-	paths := newPathSets()
-	renames := map[Rename]bool{}
-	connects, sent, local := endpoints{}, endpoints{}, endpoints{}
-	var acts []Action
+	b := newSurfaceBuilder()
 	for i := range kernel {
-		e := &kernel[i]
-		if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
-			// Every failed open, whatever its access (O_PATH too).
-			paths.add(namePath(o.Name), setOpenFailed)
-			continue
+		b.add(&kernel[i])
+	}
+	return b.build()
+}
+
+// surfaceBuilder folds events into a capability surface. It copies what
+// it keeps, so an event's memory may be reused once add returns.
+type surfaceBuilder struct {
+	paths                 *pathSets
+	renames               map[Rename]bool
+	connects, sent, local endpoints
+	acts                  []Action
+}
+
+func newSurfaceBuilder() surfaceBuilder {
+	return surfaceBuilder{paths: newPathSets(), renames: map[Rename]bool{}, connects: endpoints{}, sent: endpoints{}, local: endpoints{}}
+}
+
+func (b *surfaceBuilder) add(e *wire.Kernel) {
+	paths := b.paths
+	if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
+		// Every failed open, whatever its access (O_PATH too).
+		paths.add(namePath(o.Name), setOpenFailed)
+		return
+	}
+	b.acts = Actions(e, b.acts[:0])
+	for _, a := range b.acts {
+		if a.Failed {
+			if a.Op == OpExec {
+				paths.add(a.Path, setExecFailed)
+			}
+			if a.Op != OpConnect {
+				continue
+			}
 		}
-		acts = Actions(e, acts[:0])
-		for _, a := range acts {
-			if a.Failed {
-				if a.Op == OpExec {
-					paths.add(a.Path, setExecFailed)
-				}
-				if a.Op != OpConnect {
-					continue
-				}
+		switch a.Op {
+		case OpRead:
+			paths.add(a.Path, setRead)
+		case OpWrite:
+			paths.add(a.Path, setWritten)
+		case OpCreate:
+			paths.add(a.Path, setCreated)
+		case OpDelete:
+			paths.add(a.Path, setDeleted)
+		case OpMkdir:
+			paths.add(a.Path, setDirs)
+		case OpRename:
+			r := Rename{From: a.Path, To: a.To}
+			if !b.renames[r] {
+				b.renames[Rename{From: cloneBytes(r.From), To: cloneBytes(r.To)}] = true
 			}
-			switch a.Op {
-			case OpRead:
-				paths.add(a.Path, setRead)
-			case OpWrite:
-				paths.add(a.Path, setWritten)
-			case OpCreate:
-				paths.add(a.Path, setCreated)
-			case OpDelete:
-				paths.add(a.Path, setDeleted)
-			case OpMkdir:
-				paths.add(a.Path, setDirs)
-			case OpRename:
-				renames[Rename{From: a.Path, To: a.To}] = true
-			case OpLink:
-				paths.add(a.Path, setLinks)
-			case OpChmod, OpChown:
-				paths.add(a.Path, setModes)
-			case OpTruncate:
-				paths.add(a.Path, setTruncated)
-			case OpExec:
-				paths.add(a.Path, setExecs)
-			case OpConnect:
-				connects[a.Endpoint] = true
-			case OpSend:
-				sent[a.Endpoint] = true
-			case OpBind, OpListen:
-				local[a.Endpoint] = true
-			}
+		case OpLink:
+			paths.add(a.Path, setLinks)
+		case OpChmod, OpChown:
+			paths.add(a.Path, setModes)
+		case OpTruncate:
+			paths.add(a.Path, setTruncated)
+		case OpExec:
+			paths.add(a.Path, setExecs)
+		case OpConnect:
+			b.connects.add(a.Endpoint)
+		case OpSend:
+			b.sent.add(a.Endpoint)
+		case OpBind, OpListen:
+			b.local.add(a.Endpoint)
 		}
 	}
-	rs := make([]Rename, 0, len(renames))
-	for r := range renames {
+}
+
+// build returns the surface; nothing may be added after.
+func (b *surfaceBuilder) build() CapabilitySurface {
+	rs := make([]Rename, 0, len(b.renames))
+	for r := range b.renames {
 		rs = append(rs, r)
 	}
 	slices.SortFunc(rs, func(a, b Rename) int {
@@ -267,7 +319,7 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 		}
 		return strings.Compare(string(a.To), string(b.To))
 	})
-	sets := paths.sorted()
+	sets := b.paths.sorted()
 	return CapabilitySurface{
 		Schema:         SurfaceSchema,
 		FilesRead:      sets[setRead],
@@ -282,11 +334,15 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 		FilesTruncated: sets[setTruncated],
 		Execs:          sets[setExecs],
 		ExecFailures:   sets[setExecFailed],
-		Network:        connects.sorted(),
-		NetworkSent:    sent.sorted(),
-		NetworkLocal:   local.sorted(),
+		Network:        b.connects.sorted(),
+		NetworkSent:    b.sent.sorted(),
+		NetworkLocal:   b.local.sorted(),
 	}
 }
+
+// cloneBytes copies s, so that keeping it does not keep the memory it
+// was cut from.
+func cloneBytes(s wire.Bytes) wire.Bytes { return wire.Bytes(strings.Clone(string(s))) }
 
 // cleanPath removes "." and ".." lexically (a resolved path is already
 // clean; a name joined to its directory may not be).

@@ -1,0 +1,204 @@
+package evidence
+
+import (
+	"fmt"
+	"strings"
+
+	"vigil/internal/wire"
+)
+
+// Digest folds kernel events, in the order of the kernel layer, into
+// everything the archive's other documents derive from that layer: the
+// count per kind, the sequence gaps and order, the session task balance,
+// the capability surface, the command's exit as the kernel saw it, the
+// events per cgroup, and the time index correlation needs. A recording
+// feeds it the events a block at a time while they arrive, so it never
+// holds the layer; Check folds the layer of a bundle it is given. Both
+// go through this one fold, so what a recording writes is what
+// verification derives.
+//
+// It keeps nothing of an event but what those documents need: each
+// distinct path once (copied, so the event's memory may be reused), the
+// tasks still open, and 17 bytes per event for correlation.
+type Digest struct {
+	events   uint64
+	counts   map[wire.Kind]uint64
+	distinct uint64 // distinct seqs, adjacent duplicates counted once
+	lastSeq  uint64
+	disorder string // the first seq that does not follow its predecessor
+	tasks    taskBalance
+	surface  surfaceBuilder
+	exit     exitWatch
+	times    timeIndex
+	cgroups  map[uint64]uint64
+	sealed   bool
+	built    *CapabilitySurface
+}
+
+// NewDigest returns an empty digest.
+func NewDigest() *Digest {
+	return &Digest{counts: zeroKinds(), surface: newSurfaceBuilder(), cgroups: map[uint64]uint64{}}
+}
+
+// DigestOf folds kernel.
+func DigestOf(kernel []wire.Kernel) *Digest {
+	d := NewDigest()
+	d.Add(kernel)
+	return d
+}
+
+// Add folds the next events of the layer. The events may be reused once
+// Add returns. It panics once a result that ends the fold (Surface) has
+// been taken.
+func (d *Digest) Add(kernel []wire.Kernel) {
+	if d.sealed {
+		panic("evidence: Digest.Add after its surface was taken")
+	}
+	for i := range kernel {
+		d.add(&kernel[i])
+	}
+}
+
+func (d *Digest) add(e *wire.Kernel) {
+	if d.events > 0 {
+		if e.Seq <= d.lastSeq && d.disorder == "" {
+			d.disorder = fmt.Sprintf("line %d: seq %d does not follow seq %d", d.events+1, e.Seq, d.lastSeq)
+		}
+		if e.Seq != d.lastSeq {
+			d.distinct++
+		}
+	} else {
+		d.distinct = 1
+	}
+	d.events++
+	d.lastSeq = e.Seq
+	d.counts[e.Kind]++
+	d.cgroups[e.CgroupID]++
+	d.tasks.add(e)
+	d.surface.add(e)
+	d.exit.add(e)
+	d.times.add(e)
+}
+
+// Events is how many events were folded.
+func (d *Digest) Events() uint64 { return d.events }
+
+// Counts is the number of events per kind; every known kind is present.
+func (d *Digest) Counts() map[wire.Kind]uint64 { return copyKinds(d.counts) }
+
+// SeqGaps is how many sequence numbers between 0 and the last one are
+// missing. A repeated seq is not a gap; Disorder reports it.
+func (d *Digest) SeqGaps() uint64 {
+	if d.events == 0 {
+		return 0
+	}
+	return d.lastSeq + 1 - d.distinct
+}
+
+// Disorder names the first event whose seq does not follow the one
+// before it ("" when every seq increases).
+func (d *Digest) Disorder() string { return d.disorder }
+
+// SessionTasks is the session task balance (see BalanceSessionTasks).
+func (d *Digest) SessionTasks() SessionTasks { return d.tasks.result() }
+
+// Surface is the capability surface, without a run id. Taking it ends
+// the fold: Add panics afterwards. It is built once.
+func (d *Digest) Surface() CapabilitySurface {
+	if d.built == nil {
+		d.sealed = true
+		s := d.surface.build()
+		d.built = &s
+	}
+	return *d.built
+}
+
+// Correlate is Correlate of the folded events and sdk.
+func (d *Digest) Correlate(sdk []wire.SDK) *CorrelationReport { return correlate(&d.times, sdk) }
+
+// OutsideOf counts the events whose cgroup is not in ids.
+func (d *Digest) OutsideOf(ids map[uint64]bool) uint64 {
+	var n uint64
+	for id, c := range d.cgroups {
+		if !ids[id] {
+			n += c
+		}
+	}
+	return n
+}
+
+// exitWatch follows the run's first task (the first one cloned into the
+// session) to its last group-ending exit.
+type exitWatch struct {
+	first uint32
+	last  *wire.Exit
+	kept  wire.Exit
+}
+
+func (w *exitWatch) add(e *wire.Kernel) {
+	if f := e.Fork; f != nil && f.Entered && w.first == 0 {
+		w.first = f.ChildPID
+	}
+	if x := e.Exit; x != nil && x.GroupDead && w.first != 0 && e.PID == w.first {
+		w.kept = *x
+		w.last = &w.kept
+	}
+}
+
+// timeIndex is what correlation needs of each event: its time, seq and
+// kind. Seqs are kept only once they stop being the event's index, which
+// a recording's never do.
+type timeIndex struct {
+	ts    []uint64
+	seq   []uint64 // nil while every seq equals its index
+	kind  []uint8  // index into kinds
+	kinds []wire.Kind
+	ids   map[wire.Kind]uint8
+}
+
+func (ix *timeIndex) add(e *wire.Kernel) {
+	n := len(ix.ts)
+	if ix.seq == nil && e.Seq != uint64(n) {
+		ix.seq = make([]uint64, n, cap(ix.ts))
+		for i := range ix.seq {
+			ix.seq[i] = uint64(i)
+		}
+	}
+	if ix.seq != nil {
+		ix.seq = append(ix.seq, e.Seq)
+	}
+	ix.ts = append(ix.ts, e.TimeNS)
+	ix.kind = append(ix.kind, ix.kindID(e.Kind))
+}
+
+func (ix *timeIndex) kindID(k wire.Kind) uint8 {
+	if n := len(ix.kinds); n > 0 && ix.kinds[n-1] == k {
+		return uint8(n - 1)
+	}
+	if id, ok := ix.ids[k]; ok {
+		return id
+	}
+	if ix.ids == nil {
+		ix.ids = map[wire.Kind]uint8{}
+	}
+	if len(ix.kinds) == 256 {
+		// Schema validation allows far fewer kinds; a bundle built in
+		// memory with more shares the last slot's name.
+		return 255
+	}
+	id := uint8(len(ix.kinds))
+	ix.kinds = append(ix.kinds, wire.Kind(strings.Clone(string(k))))
+	ix.ids[ix.kinds[id]] = id
+	return id
+}
+
+func (ix *timeIndex) len() int { return len(ix.ts) }
+
+func (ix *timeIndex) seqAt(i int) uint64 {
+	if ix.seq == nil {
+		return uint64(i)
+	}
+	return ix.seq[i]
+}
+
+func (ix *timeIndex) kindAt(i int) wire.Kind { return ix.kinds[ix.kind[i]] }

@@ -1,0 +1,115 @@
+package evidence_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/wire"
+)
+
+// scribble overwrites every string of k in place, as a recording reusing
+// its decode buffers would after Digest.Add returned.
+func scribble(k []wire.Kernel) {
+	for i := range k {
+		k[i] = wire.Kernel{Seq: k[i].Seq, Kind: "scribbled", Comm: wire.Bytes(strings.Repeat("x", 3))}
+	}
+}
+
+// A digest fed the layer in blocks of any size, each overwritten once
+// added, derives exactly what the one-shot functions derive from the
+// whole layer.
+func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 30 {
+		b := evidencetest.Bundle(8+r.IntN(3000), r.IntN(4))
+		k := b.Kernel
+		if round%3 == 0 {
+			// A seq gap, and a repeat, in the middle.
+			k = append(append([]wire.Kernel(nil), k[:len(k)/2]...), k[len(k)/2+1:]...)
+			k = append(k[:len(k)/3+1], k[len(k)/3:]...)
+		}
+		d := evidence.NewDigest()
+		for rest := k; len(rest) > 0; {
+			n := min(len(rest), 1+r.IntN(700))
+			block := append([]wire.Kernel(nil), rest[:n]...)
+			d.Add(block)
+			scribble(block)
+			rest = rest[n:]
+		}
+		whole := evidence.DigestOf(k)
+		checks := []struct {
+			what      string
+			got, want any
+		}{
+			{"events", d.Events(), uint64(len(k))},
+			{"counts", d.Counts(), evidence.CountKinds(k)},
+			{"seq gaps", d.SeqGaps(), whole.SeqGaps()},
+			{"disorder", d.Disorder(), whole.Disorder()},
+			{"session tasks", d.SessionTasks(), evidence.BalanceSessionTasks(k)},
+			{"surface", d.Surface(), evidence.BuildSurface(k)},
+			{"correlation", d.Correlate(b.SDK), evidence.Correlate(k, b.SDK)},
+			{"outside", d.OutsideOf(map[uint64]bool{}), uint64(len(k))},
+		}
+		for _, c := range checks {
+			g, _ := json.Marshal(c.got)
+			w, _ := json.Marshal(c.want)
+			if string(g) != string(w) {
+				t.Fatalf("round %d: %s in blocks is %s, whole %s", round, c.what, g, w)
+			}
+		}
+		if round%3 == 0 && (whole.SeqGaps() != 1 || whole.Disorder() == "") {
+			t.Fatalf("round %d: a gap and a repeat give seq_gaps %d and disorder %q", round, whole.SeqGaps(), whole.Disorder())
+		}
+	}
+}
+
+// A streamed bundle (kernel layer written as it arrived) checks like the
+// bundle holding its events, and a wrong document in it is still caught.
+func TestCheckStreamedBundle(t *testing.T) {
+	b := evidencetest.Bundle(500, 3)
+	s := evidence.AssembleStreamed(b.Run, evidence.DigestOf(b.Kernel), b.SDK, evidence.InputOf(b.Health))
+	if err := evidence.Check(s); err != nil {
+		t.Fatalf("streamed bundle: %v", err)
+	}
+	if s.Events() != 500 || len(s.Kernel) != 0 {
+		t.Fatalf("streamed bundle holds %d events, %d of its own", s.Events(), len(s.Kernel))
+	}
+	if !reflect.DeepEqual(s.Surface, b.Surface) || !reflect.DeepEqual(s.Health, b.Health) || !reflect.DeepEqual(s.Correlation, b.Correlation) {
+		t.Fatal("streamed bundle's documents differ from the whole layer's")
+	}
+	for _, c := range []struct {
+		name, entry string
+		edit        func(*evidence.Bundle)
+	}{
+		{"surface", evidence.EntrySurface, func(x *evidence.Bundle) { x.Surface.FilesRead = append(x.Surface.FilesRead, "/forged") }},
+		{"counts", evidence.EntryHealth, func(x *evidence.Bundle) { x.Health.Counts[wire.KindOpen]++ }},
+		{"events of its own", evidence.EntryKernel, func(x *evidence.Bundle) { x.Kernel = b.Kernel[:1] }},
+		{"exit", evidence.EntryRun, func(x *evidence.Bundle) { x.Run.ExitCode = 7 }},
+	} {
+		x := evidence.AssembleStreamed(b.Run, evidence.DigestOf(b.Kernel), b.SDK, evidence.InputOf(b.Health))
+		c.edit(x)
+		err := evidence.Check(x)
+		var ee *evidence.EntryError
+		if !errors.As(err, &ee) || ee.Entry != c.entry {
+			t.Errorf("%s: Check gives %v, want an error in %s", c.name, err, c.entry)
+		}
+	}
+}
+
+// A digest whose surface was taken refuses more events.
+func TestDigestSealedBySurface(t *testing.T) {
+	d := evidence.DigestOf(evidencetest.Kernel(10, 0))
+	d.Surface()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Add after Surface did not panic")
+		}
+	}()
+	d.Add(evidencetest.Kernel(10, 0))
+}
