@@ -7,8 +7,10 @@
 // uid/gid 0, no user/group names and mtime 0 (1970-01-01); the gzip header
 // has no name, no comment and mtime 0, and the compression level is fixed.
 // The deflate stream is cut into independently compressed segments at
-// fixed points (SegmentBytes), so it compresses in parallel and is still
-// the same bytes on every machine.
+// fixed points (SegmentBytes, restarting where the kernel layer's text
+// begins and ends), so it compresses in parallel, the kernel layer can be
+// compressed while a recording runs, and it is still the same bytes on
+// every machine.
 // JSON documents are indented with two spaces and end in a newline; NDJSON
 // lines are compact. Struct fields encode in declaration order and maps in
 // key order, so the same bundle always gives the same bytes.
@@ -24,8 +26,9 @@
 //
 // The kernel layer, by far the largest entry, is never held whole as
 // text: writing encodes it a block of events at a time into segments that
-// compress as they fill, and reading decodes each line into its event as
-// it arrives.
+// compress as they fill (KernelStream, which a recording feeds as the
+// events arrive), and reading decodes each line into its event as it
+// arrives.
 package archive
 
 // Limits applied when reading. An archive beyond them is rejected, not

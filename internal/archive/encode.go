@@ -28,9 +28,17 @@ func Encode(w io.Writer, b *evidence.Bundle) error { return EncodeSigned(w, b, n
 // a DSSE envelope over an in-toto statement naming manifest.json and
 // every entry it lists (package attest). A nil key encodes unsigned.
 func EncodeSigned(w io.Writer, b *evidence.Bundle, key *attest.Key) error {
+	if b.Streamed != nil {
+		return fmt.Errorf("archive: a streamed bundle is written with its kernel layer (WriteStreamed)")
+	}
+	return encodeTo(w, b, nil, key)
+}
+
+// encodeTo writes b, whose kernel layer is layer (nil: b.Kernel).
+func encodeTo(w io.Writer, b *evidence.Bundle, layer *KernelLayer, key *attest.Key) error {
 	checked := make(chan error, 1)
 	go func() { checked <- evidence.Check(b) }()
-	out, err := encodeArchive(b, key)
+	out, err := encodeArchive(b, layer, key)
 	if cerr := <-checked; cerr != nil {
 		return fmt.Errorf("inconsistent bundle: %w", cerr)
 	}
@@ -56,6 +64,17 @@ func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) error {
 	return atomicfile.WriteFrom(path, func(w io.Writer) error { return EncodeSigned(w, b, key) })
 }
 
+// WriteStreamed is WriteSigned for a bundle whose kernel layer was
+// written as it arrived: b is evidence.AssembleStreamed of layer's
+// digest, and the archive is byte for byte the one Write makes of the
+// same events held in memory.
+func WriteStreamed(path string, b *evidence.Bundle, layer *KernelLayer, key *attest.Key) error {
+	if b.Streamed == nil || b.Streamed != layer.digest {
+		return fmt.Errorf("archive: the bundle was not assembled from this kernel layer's digest")
+	}
+	return atomicfile.WriteFrom(path, func(w io.Writer) error { return encodeTo(w, b, layer, key) })
+}
+
 // file is one archive entry. What reading has already established rides
 // along, so decoding does not do it twice.
 type file struct {
@@ -78,9 +97,8 @@ func (f *file) size() int64 {
 	return int64(len(f.data))
 }
 
-// marshalBody encodes every entry of b but the manifest, sorted by path.
-// The kernel layer's entry is left empty: the writer encodes it as it
-// writes (writeEntry).
+// marshalBody encodes every entry of b but the manifest and the kernel
+// layer (which KernelStream encodes), sorted by path.
 func marshalBody(b *evidence.Bundle) ([]file, error) {
 	docs := []struct {
 		path string
@@ -88,7 +106,6 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 		enc  func() ([]byte, error)
 	}{
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
-		{evidence.EntryKernel, false, nil}, // encoded as it is written
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
 		{evidence.EntrySurface, false, func() ([]byte, error) { return appendSurface(nil, &b.Surface), nil }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
@@ -100,10 +117,6 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 			continue
 		}
 		f := file{path: d.path}
-		if d.enc == nil {
-			files = append(files, f)
-			continue
-		}
 		data, err := d.enc()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.path, err)

@@ -3,6 +3,7 @@ package archive
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 	"sync"
 
 	"vigil/internal/evidence"
@@ -28,11 +29,9 @@ func marshalBodyWithKernel(b *evidence.Bundle) ([]file, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range files {
-		if files[i].path == evidence.EntryKernel {
-			files[i].data, _ = marshalKernel(b.Kernel)
-		}
-	}
+	k, _ := marshalKernel(b.Kernel)
+	files = append(files, file{path: evidence.EntryKernel, data: k})
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
 }
 

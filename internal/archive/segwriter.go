@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"fmt"
 	"hash/crc32"
 	"runtime"
 	"sync"
@@ -12,14 +11,10 @@ import (
 // at the points cut would, and compresses each on a pool of workers as
 // soon as it is known to be full and not the last (the last one ends the
 // deflate stream, or not, as close says). So the stream is never held
-// whole uncompressed: what a worker has compressed is dropped. A segment
-// holding bytes written with hold (the kernel layer's tar header, whose
-// size is known only once the layer is encoded) waits for release, which
-// the writer calls once it has filled those bytes in.
+// whole uncompressed: what a worker has compressed is dropped.
 type segmentWriter struct {
 	size    int
 	cur     *segment
-	pending []*segment // full and followed by more, held
 	segs    []*segment // every segment, in stream order
 	jobs    chan *segment
 	workers sync.WaitGroup
@@ -30,7 +25,6 @@ type segment struct {
 	pieces [][]byte // dropped once compressed
 	refs   []*pieceRef
 	n      int
-	held   bool
 	final  bool
 	out    []byte
 	crc    uint32
@@ -78,13 +72,12 @@ func (r *pieceRef) release() {
 	}
 }
 
-// write appends p (not copied: it must not change until compressed,
-// except bytes written with hold, until release).
-func (w *segmentWriter) write(p []byte, hold bool) { w.writeOwned(p, hold, nil) }
+// write appends p (not copied: it must not change until compressed).
+func (w *segmentWriter) write(p []byte) { w.writeOwned(p, nil) }
 
 // writeOwned is write that calls done, when set, once every segment that
 // holds part of p has been compressed: p's memory may then be reused.
-func (w *segmentWriter) writeOwned(p []byte, hold bool, done func()) {
+func (w *segmentWriter) writeOwned(p []byte, done func()) {
 	var ref *pieceRef
 	if done != nil {
 		ref = &pieceRef{done: done}
@@ -94,10 +87,9 @@ func (w *segmentWriter) writeOwned(p []byte, hold bool, done func()) {
 	for len(p) > 0 {
 		if w.cur.n == w.size {
 			// More follows the full segment: it is not the last.
-			w.pending = append(w.pending, w.cur)
+			w.jobs <- w.cur
 			w.cur = &segment{}
 			w.segs = append(w.segs, w.cur)
-			w.dispatchPending()
 		}
 		take := min(len(p), w.size-w.cur.n)
 		w.cur.pieces = append(w.cur.pieces, p[:take])
@@ -106,41 +98,21 @@ func (w *segmentWriter) writeOwned(p []byte, hold bool, done func()) {
 			w.cur.refs = append(w.cur.refs, ref)
 		}
 		w.cur.n += take
-		w.cur.held = w.cur.held || hold
 		p = p[take:]
 	}
 }
 
-// release lets the segments with held bytes go: the bytes are final.
-func (w *segmentWriter) release() {
-	for _, s := range w.pending {
-		s.held = false
-	}
-	w.cur.held = false
-	w.dispatchPending()
-}
-
-func (w *segmentWriter) dispatchPending() {
-	kept := w.pending[:0]
-	for _, s := range w.pending {
-		if s.held {
-			kept = append(kept, s)
-		} else {
-			w.jobs <- s
-		}
-	}
-	w.pending = kept
-}
-
 // close compresses what is left, the last segment ending the deflate
-// stream when final, and returns every segment in order.
+// stream when final, and returns every segment in order. A stream that
+// was never written to and does not end the deflate stream has no
+// segment.
 func (w *segmentWriter) close(final bool) ([]*segment, error) {
-	if len(w.pending) > 0 || w.cur.held {
-		w.abort()
-		return nil, fmt.Errorf("archive: held bytes never released")
-	}
 	w.cur.final = final
-	w.jobs <- w.cur
+	if w.cur.n == 0 && !final {
+		w.segs = w.segs[:len(w.segs)-1]
+	} else {
+		w.jobs <- w.cur
+	}
 	w.abort()
 	for _, s := range w.segs {
 		if s.err != nil {

@@ -8,16 +8,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/klauspost/compress/flate"
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
-	"vigil/internal/wire"
 )
 
 // SegmentBytes is how much of the uncompressed tar stream after the
-// manifest goes into one deflate segment. The archive is one gzip member
+// manifest goes into one deflate segment; the kernel layer's text starts
+// a segment of its own and so does what follows it (see encodeArchive).
+// The archive is one gzip member
 // whose deflate stream is a run of segments, each compressed on its own
 // (no back-references into the one before) and ended by a sync flush
 // (so it ends on a byte boundary), the last one by the final block: the
@@ -92,38 +94,75 @@ func gzipHeader() []byte {
 	return []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 255}
 }
 
-// encodeArchive is the archive of b. The body entries are written to a
-// segmentWriter in order, each hashed on the way, and their segments
-// compress while later ones are written: the kernel layer is encoded a
-// block at a time, its blocks in parallel, and no block is held longer
-// than it takes to compress it. Then the manifest (which needs the
-// hashes) gets its own first segment, and everything is joined under one
-// gzip header and trailer whose CRC combines the segments'. With a key,
-// the signature entry (which needs the manifest's hash) is a last segment
-// of its own after the body, so an unsigned archive's bytes do not depend
-// on it.
-func encodeArchive(b *evidence.Bundle, key *attest.Key) ([][]byte, error) {
+// encodeArchive is the archive of b, whose kernel layer is layer (nil:
+// encode b.Kernel now). The stream after the manifest is three runs of
+// segments: the entries before the kernel layer with its tar header; the
+// layer's text, cut from its own first byte (so a recording can compress
+// it while it runs, before the entries ahead of it exist); and the rest.
+// The body entries are hashed as they are written, the manifest (which
+// needs the hashes) gets its own first segment, and everything is joined
+// under one gzip header and trailer whose CRC combines the segments'.
+// With a key, the signature entry (which needs the manifest's hash) is a
+// last segment of its own after the body, so an unsigned archive's bytes
+// do not depend on it.
+func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][]byte, error) {
 	body, err := marshalBody(b)
 	if err != nil {
 		return nil, err
 	}
-	sw := newSegmentWriter(SegmentBytes)
-	entries := make([]ManifestEntry, 0, len(body))
-	for _, f := range body {
-		e, err := writeEntry(sw, f, b.Kernel)
-		if err != nil {
-			sw.abort()
+	if layer == nil {
+		ks := NewKernelStream()
+		if err := ks.writeAll(b.Kernel); err != nil {
+			ks.Abort()
 			return nil, err
 		}
-		entries = append(entries, e)
+		if layer, err = ks.Close(); err != nil {
+			return nil, err
+		}
 	}
-	if key == nil {
-		sw.write(zeros, false) // two zero blocks end the tar
-	}
-	segs, err := sw.close(key == nil)
+	kernelHdr, err := tarHeader(evidence.EntryKernel, layer.size)
 	if err != nil {
 		return nil, err
 	}
+	var entries []ManifestEntry
+	before := newSegmentWriter(SegmentBytes)
+	after := newSegmentWriter(SegmentBytes)
+	write := func(sw *segmentWriter, f file) error {
+		e, err := writeEntry(sw, f)
+		if err != nil {
+			before.abort()
+			after.abort()
+		}
+		entries = append(entries, e)
+		return err
+	}
+	i := 0
+	for ; i < len(body) && body[i].path < evidence.EntryKernel; i++ {
+		if err := write(before, body[i]); err != nil {
+			return nil, err
+		}
+	}
+	before.write(kernelHdr)
+	entries = append(entries, ManifestEntry{Path: evidence.EntryKernel, SHA256: hex.EncodeToString(layer.sum[:]), Bytes: layer.size})
+	after.write(zeros[:(512-layer.size%512)%512])
+	for ; i < len(body); i++ {
+		if err := write(after, body[i]); err != nil {
+			return nil, err
+		}
+	}
+	if key == nil {
+		after.write(zeros) // two zero blocks end the tar
+	}
+	segsBefore, err := before.close(false)
+	if err != nil {
+		after.abort()
+		return nil, err
+	}
+	segsAfter, err := after.close(key == nil)
+	if err != nil {
+		return nil, err
+	}
+	segs := slices.Concat(segsBefore, layer.segs, segsAfter)
 	mf, err := manifestOf(b, entries)
 	if err != nil {
 		return nil, err
@@ -177,41 +216,17 @@ func encodeArchive(b *evidence.Bundle, key *attest.Key) ([][]byte, error) {
 }
 
 // writeEntry writes f's tar header, data and padding to sw and returns its
-// manifest entry. The kernel layer (f without data) is encoded from
-// kernel as it is written; its header is filled in once its size is known.
-func writeEntry(sw *segmentWriter, f file, kernel []wire.Kernel) (ManifestEntry, error) {
-	h := sha256.New()
-	if f.path != evidence.EntryKernel {
-		hdr, err := tarHeader(f.path, f.size())
-		if err != nil {
-			return ManifestEntry{}, err
-		}
-		sw.write(hdr, false)
-		h.Write(f.data)
-		sw.write(f.data, false)
-		sw.write(zeros[:(512-f.size()%512)%512], false)
-		return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: f.size()}, nil
-	}
-	hdr := make([]byte, 512)
-	sw.write(hdr, true)
-	var size int64
-	kernelBlocks(kernel, func(p []byte, recycle func()) {
-		h.Write(p)
-		size += int64(len(p))
-		sw.writeOwned(p, false, recycle)
-	})
-	// Never write what Read would refuse.
-	if size > limits.entry {
-		return ManifestEntry{}, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", f.path, size, limits.entry)
-	}
-	full, err := tarHeader(f.path, size)
+// manifest entry.
+func writeEntry(sw *segmentWriter, f file) (ManifestEntry, error) {
+	hdr, err := tarHeader(f.path, f.size())
 	if err != nil {
 		return ManifestEntry{}, err
 	}
-	copy(hdr, full)
-	sw.release()
-	sw.write(zeros[:(512-size%512)%512], false)
-	return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: size}, nil
+	sum := sha256.Sum256(f.data)
+	sw.write(hdr)
+	sw.write(f.data)
+	sw.write(zeros[:(512-f.size()%512)%512])
+	return ManifestEntry{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Bytes: f.size()}, nil
 }
 
 // tarHeader is the USTAR header of a regular file: it depends only on the

@@ -90,7 +90,16 @@ func encodeArchiveAtOnce(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
 	if key == nil {
 		bodyPieces = append(bodyPieces, zeros) // two zero blocks end the tar
 	}
-	wait := deflateAll(cut(bodyPieces, SegmentBytes), key != nil)
+	// Three runs of segments: up to the kernel layer's tar header, its
+	// text (no segment when empty), and the rest.
+	k := slices.IndexFunc(body, func(f file) bool { return f.path == evidence.EntryKernel })
+	before, layer, after := bodyPieces[:3*k+1], bodyPieces[3*k+1:3*k+2], bodyPieces[3*k+2:]
+	segs := cut(before, SegmentBytes)
+	if len(layer[0]) > 0 {
+		segs = append(segs, cut(layer, SegmentBytes)...)
+	}
+	segs = append(segs, cut(after, SegmentBytes)...)
+	wait := deflateAll(segs, key != nil)
 	mf, err := manifestFor(b, body)
 	if err != nil {
 		wait()
@@ -129,18 +138,18 @@ func encodeArchiveAtOnce(b *evidence.Bundle, key *attest.Key) ([]byte, error) {
 		crc = crc32.Update(crc, crc32.IEEETable, p)
 		size += len(p)
 	}
-	segs, err := wait()
+	compressed, err := wait()
 	if err != nil {
 		return nil, err
 	}
 	n := 10 + len(head) + len(tail) + 8
-	for _, s := range segs {
+	for _, s := range compressed {
 		n += len(s)
 	}
 	out := make([]byte, 0, n)
 	out = append(out, gzipHeader()...)
 	out = append(out, head...)
-	for _, s := range segs {
+	for _, s := range compressed {
 		out = append(out, s...)
 	}
 	out = append(out, tail...)

@@ -93,7 +93,7 @@ func TestStreamingEncodeIsTheSameArchive(t *testing.T) {
 			if n > 0 {
 				b = evidencetest.Bundle(n, 3)
 			}
-			pieces, err := encodeArchive(b, k)
+			pieces, err := encodeArchive(b, nil, k)
 			if err != nil {
 				t.Fatal(err)
 			}

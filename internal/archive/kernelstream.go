@@ -1,0 +1,132 @@
+package archive
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"sync"
+
+	"vigil/internal/evidence"
+	"vigil/internal/wire"
+)
+
+// KernelStream writes the kernel layer's entry as its events arrive: each
+// block is folded into an evidence.Digest, encoded to its lines, hashed,
+// and cut into deflate segments that compress on a pool of workers. So a
+// recording holds neither its events nor their text, only the compressed
+// layer and the digest; the archive is then assembled around them
+// (WriteStreamed). The layer's segments start at its first byte and are
+// cut every SegmentBytes of it, as Encode cuts them, so the archive is
+// byte for byte the one Encode writes for the same events.
+type KernelStream struct {
+	sw     *segmentWriter
+	h      hash.Hash
+	n      int64
+	digest *evidence.Digest
+	free   sync.Pool // line buffers whose segments are compressed
+	err    error
+	closed bool
+}
+
+// KernelLayer is a kernel layer written by a KernelStream: its compressed
+// segments, the size and sha256 of its text, and the digest of its
+// events.
+type KernelLayer struct {
+	segs   []*segment
+	size   int64
+	sum    [sha256.Size]byte
+	digest *evidence.Digest
+}
+
+// Digest is the digest of exactly the events the layer holds, in order.
+func (l *KernelLayer) Digest() *evidence.Digest { return l.digest }
+
+// Size is the layer's size in bytes, uncompressed.
+func (l *KernelLayer) Size() int64 { return l.size }
+
+// NewKernelStream starts an empty layer.
+func NewKernelStream() *KernelStream {
+	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: evidence.NewDigest()}
+}
+
+// Write appends events, which must follow the ones written before in seq
+// order (the digest records any that do not, and the archive is then
+// refused). The events may be reused once Write returns. After an error
+// (the layer outgrew the entry limit) every Write returns it.
+func (s *KernelStream) Write(events []wire.Kernel) error {
+	if s.closed {
+		return fmt.Errorf("archive: write to a closed kernel stream")
+	}
+	if s.err != nil || len(events) == 0 {
+		return s.err
+	}
+	s.digest.Add(events)
+	var buf []byte
+	if b, ok := s.free.Get().(*[]byte); ok {
+		buf = (*b)[:0]
+	}
+	s.lines(appendKernels(buf, events), true)
+	return s.err
+}
+
+// lines appends encoded lines p; recycle says whether p's buffer may serve
+// a later block once compressed.
+func (s *KernelStream) lines(p []byte, recycle bool) {
+	s.h.Write(p)
+	s.n += int64(len(p))
+	if s.n > limits.entry && s.err == nil {
+		// Never write what Read would refuse.
+		s.err = fmt.Errorf("%s: more than the per-entry limit of %d bytes", evidence.EntryKernel, limits.entry)
+	}
+	var done func()
+	if recycle {
+		done = func() { s.free.Put(&p) }
+	}
+	s.sw.writeOwned(p, done)
+}
+
+// writeEncoded appends events already encoded to p, side by side, by
+// kernelBlocks: the digest is folded meanwhile.
+func (s *KernelStream) writeAll(events []wire.Kernel) error {
+	folded := make(chan struct{})
+	go func() {
+		defer close(folded)
+		s.digest.Add(events)
+	}()
+	kernelBlocks(events, func(p []byte, recycle func()) {
+		s.h.Write(p)
+		s.n += int64(len(p))
+		s.sw.writeOwned(p, recycle)
+	})
+	<-folded
+	if s.n > limits.entry {
+		s.err = fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", evidence.EntryKernel, s.n, limits.entry)
+	}
+	return s.err
+}
+
+// Close waits for the last segments to compress and returns the layer.
+func (s *KernelStream) Close() (*KernelLayer, error) {
+	if s.closed {
+		return nil, fmt.Errorf("archive: kernel stream closed twice")
+	}
+	s.closed = true
+	segs, err := s.sw.close(false)
+	if s.err != nil {
+		return nil, s.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := &KernelLayer{segs: segs, size: s.n, digest: s.digest}
+	s.h.Sum(l.sum[:0])
+	return l, nil
+}
+
+// Abort stops the stream's workers; nothing written is kept.
+func (s *KernelStream) Abort() {
+	if !s.closed {
+		s.closed = true
+		s.sw.abort()
+	}
+}
