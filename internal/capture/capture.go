@@ -13,6 +13,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+
+	"vigil/internal/wire"
 )
 
 // DefaultRingSize is the ring buffer size used when Config.RingSize is 0:
@@ -31,6 +33,11 @@ type Config struct {
 	// RingSize is the ring buffer size in bytes; 0 means DefaultRingSize.
 	// It must be a power of two and at least the page size.
 	RingSize int
+	// Sink, when set, is given the events in seq order, a block at a
+	// time, while the capture runs (from one goroutine; the block is
+	// reused once Sink returns), and Finish returns no events. Finish
+	// returns once Sink has every event.
+	Sink func([]wire.Kernel)
 }
 
 // ProbeStatus says whether one BPF program is attached.
@@ -69,6 +76,7 @@ type Capture struct {
 	closeErr   error
 	finishMu   sync.Mutex
 	finished   bool
+	sink       func([]wire.Kernel)
 }
 
 // probe is one program and the BTF tracepoint (tp_btf) it attaches to.
@@ -197,7 +205,8 @@ func Open(cfg Config) (c *Capture, err error) {
 	if c.rd, err = ringbuf.NewReader(coll.Maps[vigilBPFMapEvents]); err != nil {
 		return c, fmt.Errorf("capture: open ring buffer reader: %w", err)
 	}
-	c.st = newReaderState()
+	c.sink = cfg.Sink
+	c.st = newReaderState(int(size), cfg.Sink)
 	go c.st.run(c.rd)
 
 	// The fork probe goes first and the others follow in table order, so

@@ -4,6 +4,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -544,4 +545,14 @@ func ioUringOp(op uint32) string {
 		return ioUringOps[op]
 	}
 	return fmt.Sprintf("op_%d", op)
+}
+
+// seqOf reads the seq of a record that may not decode, when its header is
+// whole.
+func seqOf(b []byte) (uint64, bool) {
+	off := int(unsafe.Offsetof(vigilBPFVigilHdr{}.Seq))
+	if len(b) < recHdrSize {
+		return 0, false
+	}
+	return binary.NativeEndian.Uint64(b[off:]), true
 }

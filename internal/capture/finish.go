@@ -5,7 +5,6 @@ package capture
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"vigil/internal/wire"
 )
@@ -13,7 +12,8 @@ import (
 // Result is everything one capture observed, with the evidence that it is
 // complete.
 type Result struct {
-	Events []wire.Kernel // sorted by Seq
+	// Events are the events in seq order; nil when Config.Sink took them.
+	Events []wire.Kernel
 	// Emitted counts, per kind, the records the kernel reserved, numbered
 	// and submitted.
 	Emitted map[wire.Kind]uint64
@@ -99,7 +99,6 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	}
 	st := c.st
 	res := &Result{
-		Events:        st.events.all(),
 		Emitted:       cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_EMIT),
 		RingFull:      cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_DROP),
 		SlotsBusy:     cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_BUSY),
@@ -115,37 +114,26 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		DrainDetail:   st.outcome.detail,
 		ProgramMisses: c.programMisses(),
 	}
-	// The chunks are copied: let them go before the archive is written.
-	st.events = eventStore{}
+	if c.sink == nil {
+		res.Events = st.pass.events()
+	}
 	if st.firstDecode != nil {
 		res.DecodeDetail = st.firstDecode.Error()
 	}
 	for _, k := range wire.Kinds {
 		res.Drops[k] = res.RingFull[k] + res.SlotsBusy[k] + res.Late[k]
 	}
-	// Records leave the ring in reservation order, which differs from
-	// sequence order only where two CPUs raced between reserving and
-	// numbering; the check spares the sort in the common case.
-	bySeq := func(a, b wire.Kernel) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
+	if st.order.late > 0 {
+		// Counted with the records that could not be decoded: they are
+		// read but not in the layer.
+		res.DecodeErrors += st.order.late
+		if res.DecodeDetail == "" {
+			res.DecodeDetail = st.order.firstLate
 		}
-		return 0
 	}
-	if !slices.IsSortedFunc(res.Events, bySeq) {
-		slices.SortFunc(res.Events, bySeq)
-	}
-	if res.DrainProven && res.DecodeErrors == 0 {
-		for i, ev := range res.Events {
-			if ev.Seq != uint64(i) {
-				res.DrainProven = false
-				res.DrainDetail = fmt.Sprintf("sequence gap: record %d carries seq %d", i, ev.Seq)
-				break
-			}
-		}
+	if res.DrainProven && res.DecodeErrors == 0 && st.pass.firstGap != "" {
+		res.DrainProven = false
+		res.DrainDetail = st.pass.firstGap
 	}
 	if res.DrainProven {
 		if total := wire.Total(res.Emitted); total != res.Records {

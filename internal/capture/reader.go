@@ -31,12 +31,15 @@ const readPoll = 10 * time.Millisecond
 
 // readerState is owned by the reader goroutine until done is closed.
 type readerState struct {
-	events       eventStore
 	dec          decoder
+	cur          *block // the block being decoded into
+	order        orderer
 	records      uint64 // raw records taken from the ring, decodable or not
 	decodeErrors uint64
 	firstDecode  error
 	faults       uint64 // records with a string read only in part (fault or clip)
+
+	pass *passer
 
 	finishCh chan drainRequest
 	done     chan struct{}
@@ -53,12 +56,24 @@ type drainOutcome struct {
 	detail string
 }
 
-func newReaderState() *readerState {
-	return &readerState{
+// newReaderState reads for a ring of ringSize bytes and passes the events
+// on, in seq order, to sink (nil: they are kept for Finish).
+func newReaderState(ringSize int, sink func([]wire.Kernel)) *readerState {
+	s := &readerState{
 		finishCh: make(chan drainRequest, 1),
 		done:     make(chan struct{}),
 		outcome:  drainOutcome{detail: "reader stopped before the drain was requested"},
+		pass:     newPasser(sink),
 	}
+	s.order = orderer{
+		// Every record that overtakes another is in the ring with it,
+		// and none is smaller than its fixed part.
+		limit:    max(blockEvents, 2*ringSize/recFixedSize),
+		emit:     s.pass.send,
+		newBlock: s.pass.block,
+		recycle:  s.pass.recycle,
+	}
+	return s
 }
 
 func (s *readerState) wait() { <-s.done }
@@ -66,71 +81,147 @@ func (s *readerState) wait() { <-s.done }
 // handle decodes one record straight into the next event slot.
 func (s *readerState) handle(raw []byte) {
 	s.records++
-	fault, err := s.dec.decodeInto(s.events.next(), raw)
+	if s.cur == nil {
+		s.cur = s.pass.block()
+	}
+	b := s.cur
+	b.ev = b.ev[:len(b.ev)+1]
+	ev := &b.ev[len(b.ev)-1]
+	*ev = wire.Kernel{} // the block may be reused
+	fault, err := s.dec.decodeInto(ev, raw)
 	if err != nil {
-		s.events.drop()
+		b.ev = b.ev[:len(b.ev)-1]
 		s.decodeErrors++
 		if s.firstDecode == nil {
 			s.firstDecode = err
+		}
+		if seq, ok := seqOf(raw); ok {
+			s.order.skip(seq)
 		}
 		return
 	}
 	if fault {
 		s.faults++
 	}
-}
-
-// eventStore appends events in chunks, so a growing capture never copies
-// what it already holds; all copies them once into one slice.
-type eventStore struct {
-	full []([]wire.Kernel)
-	cur  []wire.Kernel
-	n    int
-}
-
-const (
-	firstChunk = 1 << 10
-	maxChunk   = 1 << 16
-)
-
-// next returns a fresh slot for one more event.
-func (s *eventStore) next() *wire.Kernel {
-	if len(s.cur) == cap(s.cur) {
-		if s.cur != nil {
-			s.full = append(s.full, s.cur)
-		}
-		s.cur = make([]wire.Kernel, 0, min(max(2*cap(s.cur), firstChunk), maxChunk))
+	if len(b.ev) == cap(b.ev) {
+		s.cur = nil
+		s.order.push(b)
 	}
-	s.cur = s.cur[:len(s.cur)+1]
-	s.n++
-	return &s.cur[len(s.cur)-1]
 }
 
-// drop removes the slot next returned last.
-func (s *eventStore) drop() {
-	s.cur = s.cur[:len(s.cur)-1]
-	s.n--
+// end passes on every event still held: the reader is done.
+func (s *readerState) end() {
+	if s.cur != nil {
+		s.order.push(s.cur)
+		s.cur = nil
+	}
+	s.order.flush()
+	s.pass.close()
 }
 
-// all returns the events in one slice. The copy touches memory for the
-// first time, which costs more than the copying (page faults), so the
-// chunks are copied side by side, one per CPU at a time.
-func (s *eventStore) all() []wire.Kernel {
-	out := make([]wire.Kernel, s.n)
+// passer hands in-order blocks from the reader to the goroutine that
+// gives them to the sink, so that the reader goes back to the ring while
+// the sink works. The reader waits only when the sink is a long way
+// behind (passQueue blocks); the ring then fills, and the kernel counts
+// what it cannot emit.
+type passer struct {
+	queue chan *block
+	free  chan *block
+	sink  func([]wire.Kernel)
+	done  chan struct{}
+	// kept holds the blocks when there is no sink.
+	kept []*block
+	n    int
+	// firstGap is the first event whose seq is not its index.
+	firstGap string
+}
+
+// passQueue is how many blocks may wait for the sink.
+const passQueue = 256
+
+func newPasser(sink func([]wire.Kernel)) *passer {
+	p := &passer{queue: make(chan *block, passQueue), free: make(chan *block, 8), sink: sink, done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *passer) run() {
+	defer close(p.done)
+	for b := range p.queue {
+		if p.firstGap == "" {
+			for i := range b.ev {
+				if b.ev[i].Seq != uint64(p.n+i) {
+					p.firstGap = fmt.Sprintf("sequence gap: record %d carries seq %d", p.n+i, b.ev[i].Seq)
+					break
+				}
+			}
+		}
+		p.n += len(b.ev)
+		if p.sink == nil {
+			p.kept = append(p.kept, b)
+			continue
+		}
+		p.sink(b.ev)
+		p.recycle(b)
+	}
+}
+
+func (p *passer) send(b *block) {
+	if len(b.ev) == 0 {
+		p.recycle(b)
+		return
+	}
+	p.queue <- b
+}
+
+// block returns an empty block, reused when one is free.
+func (p *passer) block() *block {
+	select {
+	case b := <-p.free:
+		b.ev = b.ev[:0]
+		return b
+	default:
+		return &block{ev: make([]wire.Kernel, 0, blockEvents)}
+	}
+}
+
+func (p *passer) recycle(b *block) {
+	if p.sink == nil {
+		return
+	}
+	select {
+	case p.free <- b:
+	default:
+	}
+}
+
+// close waits until the sink has every block.
+func (p *passer) close() {
+	close(p.queue)
+	<-p.done
+}
+
+// events returns the events kept (no sink), in one slice. The copy
+// touches memory for the first time, which costs more than the copying
+// (page faults), so the blocks are copied side by side, one per CPU at
+// a time.
+func (p *passer) events() []wire.Kernel {
+	out := make([]wire.Kernel, p.n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	off := 0
-	for _, c := range append(s.full[:len(s.full):len(s.full)], s.cur) {
+	for _, b := range p.kept {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(dst []wire.Kernel) {
 			defer wg.Done()
-			copy(dst, c)
+			copy(dst, b.ev)
 			<-sem
-		}(out[off : off+len(c)])
-		off += len(c)
+		}(out[off : off+len(b.ev)])
+		off += len(b.ev)
 	}
 	wg.Wait()
+	p.kept = nil
 	return out
 }
 
@@ -138,6 +229,7 @@ func (s *eventStore) all() []wire.Kernel {
 // drain ends.
 func (s *readerState) run(rd *ringbuf.Reader) {
 	defer close(s.done)
+	defer s.end()
 	var rec ringbuf.Record
 	rd.SetDeadline(time.Now().Add(readPoll))
 	for {

@@ -3,8 +3,10 @@
 package capture
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"vigil/internal/wire"
 )
@@ -15,7 +17,7 @@ import (
 // arenas and slabs, and a malformed record in the middle must leave no
 // event behind.
 func TestReaderReusesNothingVisible(t *testing.T) {
-	s := newReaderState()
+	s := newReaderState(DefaultRingSize, nil)
 	buf := make([]byte, 0, 8192)
 	const n = 5000
 	for i := range n {
@@ -24,6 +26,7 @@ func TestReaderReusesNothingVisible(t *testing.T) {
 		r := rec{hdr: vigilBPFVigilHdr{Kind: uint8(vigilBPFVigilKindVIGIL_KIND_OPEN), Hook: uint8(vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT),
 			Flags: strSet(1)}, body: body, strs: []string{"", path}}.bytes()
 		buf = append(buf[:0], r...)
+		binary.NativeEndian.PutUint64(buf[unsafe.Offsetof(vigilBPFVigilHdr{}.Seq):], uint64(i))
 		s.handle(buf)
 		for j := range buf {
 			buf[j] = 0xff // the ring reader overwrites its buffer
@@ -32,7 +35,8 @@ func TestReaderReusesNothingVisible(t *testing.T) {
 			s.handle([]byte{1, 2, 3})
 		}
 	}
-	evs := s.events.all()
+	s.end()
+	evs := s.pass.events()
 	if len(evs) != n || s.records != n+1 || s.decodeErrors != 1 {
 		t.Fatalf("got %d events from %d records with %d decode errors (first: %v)", len(evs), s.records, s.decodeErrors, s.firstDecode)
 	}
