@@ -11,7 +11,7 @@ import (
 // archiveWriter is the reproducible archive format of package archive,
 // signed with key when it is set.
 func archiveWriter(key *attest.Key) ArchiveWriter {
-	return func(path string, b *evidence.Bundle) error {
-		return archive.WriteSigned(path, b, key)
+	return func(path string, b *evidence.Bundle, layer *archive.KernelLayer) error {
+		return archive.WriteStreamed(path, b, layer, key)
 	}
 }

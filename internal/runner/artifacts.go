@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"vigil/internal/archive"
 	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
@@ -105,14 +106,14 @@ func readSDKLog(path, runID string) ([]wire.SDK, []string, error) {
 // writeArchive writes the bundle next to its destination and renames it
 // into place, so the archive path only ever holds a complete archive (the
 // writer may be any ArchiveWriter, atomic or not).
-func (r *run) writeArchive(b *evidence.Bundle) error {
+func (r *run) writeArchive(b *evidence.Bundle, layer *archive.KernelLayer) error {
 	write := r.o.WriteArchive
 	if write == nil {
 		write = archiveWriter(r.o.SignKey)
 	}
 	dst := r.o.ArchivePath
 	r.archiveTmp = archiveTempName(dst, os.Getpid(), r.o.RunID)
-	if err := write(r.archiveTmp, b); err != nil {
+	if err := write(r.archiveTmp, b, layer); err != nil {
 		// Name the destination, not the temporary name it was written under.
 		return fail("writing archive %s: %s", dst, strings.TrimPrefix(err.Error(), r.archiveTmp+": "))
 	}

@@ -5,6 +5,7 @@ package runner
 import (
 	"context"
 
+	"vigil/internal/archive"
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
 )
@@ -16,7 +17,10 @@ type Backend interface {
 	// no BTF, ...), or nil.
 	Preflight() error
 	// Open attaches capture to the session cgroup directory cgroupDir.
-	Open(cgroupDir string, ringSize int) (Capture, error)
+	// The capture gives sink the events in seq order, a block at a
+	// time, from one goroutine, until Finish returns (or Close); a block
+	// is the capture's again once sink returns.
+	Open(cgroupDir string, ringSize int, sink func([]wire.Kernel)) (Capture, error)
 }
 
 // Capture is one attached capture.
@@ -29,9 +33,9 @@ type Capture interface {
 	Close() error
 }
 
-// CaptureResult is what a finished capture observed.
+// CaptureResult is what a finished capture observed; its events went to
+// the sink.
 type CaptureResult struct {
-	Events  []wire.Kernel
 	Emitted map[wire.Kind]uint64
 	Drops   map[wire.Kind]uint64
 	// RingFull, SlotsBusy and AfterClose split Drops by cause (nil: not
@@ -53,5 +57,6 @@ type CaptureResult struct {
 	ProgramMisses map[string]uint64
 }
 
-// ArchiveWriter writes a bundle as an archive at path.
-type ArchiveWriter func(path string, b *evidence.Bundle) error
+// ArchiveWriter writes a bundle, assembled from the digest of layer, as
+// an archive at path.
+type ArchiveWriter func(path string, b *evidence.Bundle, layer *archive.KernelLayer) error

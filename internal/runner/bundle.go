@@ -20,7 +20,8 @@ type runFacts struct {
 	probes     []wire.Probe
 	coverage   wire.Coverage
 	cwd        string
-	capture    *CaptureResult // nil when absent
+	capture    *CaptureResult   // nil when absent
+	kernel     *evidence.Digest // of the kernel layer written
 	ids        map[uint64]bool
 	sdkPath    string
 	trace      wire.TraceContext
@@ -29,7 +30,7 @@ type runFacts struct {
 
 // assemble ingests the SDK log and builds the archive's documents.
 func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
-	in := healthInput(f.absent, f.probes, f.coverage, f.capture, f.ids, f.res.StragglersKilled)
+	in := healthInput(f.absent, f.probes, f.coverage, f.capture, f.kernel, f.ids, f.res.StragglersKilled)
 	sdk, problems, err := readSDKLog(f.sdkPath, o.RunID)
 	if err != nil {
 		return nil, fail("%v", err)
@@ -57,5 +58,5 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		Trace:         &f.trace,
 		Clock:         &f.clock,
 	}
-	return evidence.Assemble(run, kernelEvents(f.capture), sdk, in), nil
+	return evidence.AssembleStreamed(run, f.kernel, sdk, in), nil
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"vigil/internal/archive"
 	"vigil/internal/evidence"
 	"vigil/internal/testenv"
 	"vigil/internal/wire"
@@ -48,7 +49,7 @@ func TestRecordBadInput(t *testing.T) {
 		// The child has run; a failed drain still leaves nothing behind.
 		{"drain", func(o *Options) { o.Backend = &fakeBackend{finishErr: errors.New("ring unreadable")} }, ExitFailure},
 		{"archive write", func(o *Options) {
-			o.WriteArchive = func(p string, b *evidence.Bundle) error {
+			o.WriteArchive = func(p string, b *evidence.Bundle, _ *archive.KernelLayer) error {
 				os.WriteFile(p, []byte("partial"), 0o644)
 				return errors.New("disk full")
 			}

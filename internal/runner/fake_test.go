@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"vigil/internal/archive"
 	"vigil/internal/cgroup"
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
@@ -30,7 +31,7 @@ type fakeBackend struct {
 
 func (f *fakeBackend) Preflight() error { return f.preflightErr }
 
-func (f *fakeBackend) Open(dir string, _ int) (Capture, error) {
+func (f *fakeBackend) Open(dir string, _ int, _ func([]wire.Kernel)) (Capture, error) {
 	if f.openErr != nil {
 		return nil, f.openErr
 	}
@@ -67,7 +68,7 @@ func (c *fakeCapture) Close() error {
 
 // jsonArchive writes the bundle as JSON, standing in for the archive
 // format so runner tests do not depend on it.
-func jsonArchive(path string, b *evidence.Bundle) error {
+func jsonArchive(path string, b *evidence.Bundle, _ *archive.KernelLayer) error {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 // healthInput gathers the runner's counters for observation health.
 // ids are the cgroup ids of the session tree; an event from any other
 // cgroup is counted as outside the session (and still archived).
-func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *CaptureResult, ids map[uint64]bool, killed int) evidence.HealthInput {
+func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *CaptureResult, d *evidence.Digest, ids map[uint64]bool, killed int) evidence.HealthInput {
 	in := evidence.HealthInput{
 		CaptureAvailable:      absent == "" && cr != nil,
 		AbsentReason:          absent,
@@ -35,17 +35,6 @@ func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *Capt
 	in.ProgramMisses = cr.ProgramMisses
 	in.DrainProven = cr.DrainProven
 	in.DrainDetail = cr.DrainDetail
-	for i := range cr.Events {
-		if !ids[cr.Events[i].CgroupID] {
-			in.OutsideEvents++
-		}
-	}
+	in.OutsideEvents = d.OutsideOf(ids)
 	return in
-}
-
-func kernelEvents(cr *CaptureResult) []wire.Kernel {
-	if cr == nil {
-		return nil
-	}
-	return cr.Events
 }

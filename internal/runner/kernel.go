@@ -14,8 +14,8 @@ type kernelBackend struct{}
 
 func (kernelBackend) Preflight() error { return capture.Preflight() }
 
-func (kernelBackend) Open(dir string, ringSize int) (Capture, error) {
-	c, err := capture.Open(capture.Config{CgroupPath: dir, RingSize: ringSize})
+func (kernelBackend) Open(dir string, ringSize int, sink func([]wire.Kernel)) (Capture, error) {
+	c, err := capture.Open(capture.Config{CgroupPath: dir, RingSize: ringSize, Sink: sink})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,6 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		detail = "ring buffer empty and every emitted record read"
 	}
 	return &CaptureResult{
-		Events:        r.Events,
 		Emitted:       r.Emitted,
 		Drops:         r.Drops,
 		RingFull:      r.RingFull,

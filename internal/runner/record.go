@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"vigil/internal/affinity"
+	"vigil/internal/archive"
 
 	"vigil/internal/cgroup"
 	"vigil/internal/gcpace"
@@ -46,10 +47,14 @@ type Result struct {
 
 // run holds what a recording owns, so that any failure can release it.
 type run struct {
-	o          *Options
-	session    *cgroup.Session
-	limits     *limits.Set
-	capture    Capture
+	o       *Options
+	session *cgroup.Session
+	limits  *limits.Set
+	capture Capture
+	// kernel is the kernel layer, written as the capture passes the
+	// events on; kernelErr is its first error.
+	kernel     *archive.KernelStream
+	kernelErr  error
 	sdkTemp    string   // private SDK log, removed at the end
 	sdkLock    *os.File // holds the SDK log's in-use lock for the run
 	archiveTmp string
@@ -63,6 +68,11 @@ func (r *run) release() error {
 	if r.capture != nil {
 		errs = append(errs, r.capture.Close())
 		r.capture = nil
+	}
+	if r.kernel != nil {
+		// After Close: the capture no longer passes events on.
+		r.kernel.Abort()
+		r.kernel = nil
 	}
 	if r.session != nil {
 		errs = append(errs, r.session.Remove(context.Background()))
@@ -194,8 +204,9 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 
 	// attach
 	end = clock.begin("attach")
+	r.kernel = archive.NewKernelStream()
 	if absent == "" {
-		r.capture, err = backend.Open(r.session.Dir(), o.RingSize)
+		r.capture, err = backend.Open(r.session.Dir(), o.RingSize, r.writeKernel)
 		if err != nil {
 			if !o.AllowAbsentKernel {
 				return nil, fail("attaching kernel capture: %v", err)
@@ -246,8 +257,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	endWall := time.Now()
 	end()
 
-	// drain: from here to the written archive, the captured events are
-	// the heap and stay live.
+	// drain: from here to the written archive, the surface's paths and
+	// the compressed kernel layer are the heap and stay live.
 	resumeGC := gcpace.Relax()
 	defer resumeGC()
 	end = clock.begin("drain")
@@ -259,6 +270,14 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		if err != nil {
 			return nil, fail("draining kernel capture (the command exited %d): %v", res.ExitCode, err)
 		}
+	}
+	if r.kernelErr != nil {
+		return nil, fail("kernel layer: %v", r.kernelErr)
+	}
+	layer, err := r.kernel.Close()
+	r.kernel = nil
+	if err != nil {
+		return nil, fail("kernel layer: %v", err)
 	}
 	end()
 
@@ -298,18 +317,18 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	end = clock.begin("archive_write")
 	b, err := assemble(&o, runFacts{
 		env: env, start: startWall, end: endWall, phases: phases, res: res,
-		absent: absent, probes: probes, coverage: coverage, capture: cr, ids: ids, sdkPath: sdkPath, cwd: cwd,
+		absent: absent, probes: probes, coverage: coverage, capture: cr, kernel: layer.Digest(), ids: ids, sdkPath: sdkPath, cwd: cwd,
 		trace: runTC, clock: anchor,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.writeArchive(b); err != nil {
+	if err := r.writeArchive(b, layer); err != nil {
 		return nil, err
 	}
 	resumeGC()
 	res.Health = b.Health
-	res.Events = len(b.Kernel)
+	res.Events = int(b.Events())
 	end()
 
 	// teardown, second part: wait for the probes to be detached.
@@ -346,6 +365,16 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		o.RunID, res.ExitCode, res.Phases.KernelLayer, res.Phases.CgroupCorrelation,
 		res.Events, res.Phases.RingbufDrops, killed, o.ArchivePath)
 	return res, nil
+}
+
+// writeKernel is the capture's sink: the events go into the kernel layer
+// as they arrive. Once the layer refuses more (it outgrew the archive's
+// entry limit) the rest is counted by the error, and the run fails at
+// the drain rather than write a layer that lies about its size.
+func (r *run) writeKernel(events []wire.Kernel) {
+	if r.kernelErr == nil {
+		r.kernelErr = r.kernel.Write(events)
+	}
 }
 
 // waitChild waits for the main child, forwarding signals to it meanwhile.
