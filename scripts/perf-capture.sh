@@ -53,10 +53,13 @@ cleanup() {
 trap cleanup EXIT
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
 
-# build NAME SRC: vigil and the capture test binary of tree SRC.
+# build NAME SRC: vigil and, for the bystander mode, the capture test
+# binary of tree SRC.
 build() {
-	(cd "$2" && go build -o "$work/vigil-$1" ./cmd/vigil &&
-		cd internal/capture && go test -c -o "$work/capture-$1.test" .)
+	(cd "$2" && go build -o "$work/vigil-$1" ./cmd/vigil)
+	if [[ $mode == bystander || $mode == all ]]; then
+		(cd "$2/internal/capture" && go test -c -o "$work/capture-$1.test" .)
+	fi
 }
 variants=(after)
 build after "$root"

@@ -55,7 +55,9 @@ func check(b *Bundle, surface bool) error {
 	case d == nil:
 		// Derived here from the events themselves, never from a digest
 		// made earlier: events changed after Assemble are caught.
-		d = DigestOf(b.Kernel)
+		d = newDigest(false)
+		d.noSurface, d.noTimes = !surface, b.Correlation == nil
+		d.Add(b.Kernel)
 	case len(b.Kernel) > 0:
 		return entryErr(EntryKernel, "a streamed bundle holds %d events of its own", len(b.Kernel))
 	case !surface:

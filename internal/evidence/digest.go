@@ -33,16 +33,25 @@ type Digest struct {
 	cgroups  map[uint64]uint64
 	sealed   bool
 	built    *CapabilitySurface
+	// noSurface leaves the surface out, for a caller that derived it
+	// already (CheckDerivedSurface); noTimes the time index, for a
+	// bundle without correlation.
+	noSurface, noTimes bool
 }
 
 // NewDigest returns an empty digest.
-func NewDigest() *Digest {
-	return &Digest{counts: zeroKinds(), surface: newSurfaceBuilder(), cgroups: map[uint64]uint64{}}
+// NewDigest returns an empty digest that copies what it keeps, so the
+// events given to Add may be reused.
+func NewDigest() *Digest { return newDigest(true) }
+
+func newDigest(copyPaths bool) *Digest {
+	return &Digest{counts: zeroKinds(), surface: newSurfaceBuilder(copyPaths), cgroups: map[uint64]uint64{}}
 }
 
-// DigestOf folds kernel.
+// DigestOf folds kernel, which must not change while the digest is used:
+// its paths are kept, not copied.
 func DigestOf(kernel []wire.Kernel) *Digest {
-	d := NewDigest()
+	d := newDigest(false)
 	d.Add(kernel)
 	return d
 }
@@ -75,9 +84,13 @@ func (d *Digest) add(e *wire.Kernel) {
 	d.counts[e.Kind]++
 	d.cgroups[e.CgroupID]++
 	d.tasks.add(e)
-	d.surface.add(e)
+	if !d.noSurface {
+		d.surface.add(e)
+	}
 	d.exit.add(e)
-	d.times.add(e)
+	if !d.noTimes {
+		d.times.add(e)
+	}
 }
 
 // Events is how many events were folded.
@@ -105,6 +118,9 @@ func (d *Digest) SessionTasks() SessionTasks { return d.tasks.result() }
 // Surface is the capability surface, without a run id. Taking it ends
 // the fold: Add panics afterwards. It is built once.
 func (d *Digest) Surface() CapabilitySurface {
+	if d.noSurface {
+		panic("evidence: the surface of a digest made without it")
+	}
 	if d.built == nil {
 		d.sealed = true
 		s := d.surface.build()
@@ -114,7 +130,12 @@ func (d *Digest) Surface() CapabilitySurface {
 }
 
 // Correlate is Correlate of the folded events and sdk.
-func (d *Digest) Correlate(sdk []wire.SDK) *CorrelationReport { return correlate(&d.times, sdk) }
+func (d *Digest) Correlate(sdk []wire.SDK) *CorrelationReport {
+	if d.noTimes {
+		panic("evidence: correlation from a digest made without its time index")
+	}
+	return correlate(&d.times, sdk)
+}
 
 // OutsideOf counts the events whose cgroup is not in ids.
 func (d *Digest) OutsideOf(ids map[uint64]bool) uint64 {

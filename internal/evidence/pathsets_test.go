@@ -32,7 +32,7 @@ func TestPathSetsUnderCollisions(t *testing.T) {
 				pool = append(pool, wire.Bytes(strings.Repeat("p", i%7)+string(rune('a'+i%26))+string(rune('A'+i/26))))
 			}
 			want := map[wire.Bytes]uint16{}
-			s := newPathSets()
+			s := newPathSets(true) // paths copied: the arena is exercised too
 			for range 8000 {
 				p := pool[r.IntN(len(pool))]
 				bit := uint16(1) << r.IntN(11)

@@ -92,9 +92,11 @@ type pathSets struct {
 	slots []uint64
 	seed  maphash.Seed
 	last  int // the entry of the previous action, which often repeats
-	// arena holds the paths' bytes: a path is copied when first seen,
-	// so the table never keeps the memory of the event it came from.
-	arena []byte
+	// arena holds the paths' bytes with copyPaths: a path is copied
+	// when first seen, so the table never keeps the memory of the event
+	// it came from.
+	arena     []byte
+	copyPaths bool
 }
 
 // pathArenaChunk is the size of the arena's chunks.
@@ -136,7 +138,11 @@ const (
 	setExecFailed
 )
 
-func newPathSets() *pathSets { return &pathSets{seed: maphash.MakeSeed(), last: -1} }
+// newPathSets returns empty sets; with copyPaths a path is copied when
+// first seen, for a caller that reuses the events' memory.
+func newPathSets(copyPaths bool) *pathSets {
+	return &pathSets{seed: maphash.MakeSeed(), last: -1, copyPaths: copyPaths}
+}
 
 func (s *pathSets) add(p wire.Bytes, set uint16) {
 	if s.last >= 0 && s.entries[s.last].path == p {
@@ -158,7 +164,10 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 				// large, would allocate several times its final size.
 				s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)+256), s.entries...)
 			}
-			s.entries = append(s.entries, pathEntry{s.keep(p), set})
+			if s.copyPaths {
+				p = s.keep(p)
+			}
+			s.entries = append(s.entries, pathEntry{p, set})
 			return
 		}
 		if v>>32 == h>>32 {
@@ -236,7 +245,7 @@ func (s endpoints) sorted() []Endpoint {
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
 func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
-	b := newSurfaceBuilder()
+	b := newSurfaceBuilder(false)
 	for i := range kernel {
 		b.add(&kernel[i])
 	}
@@ -252,8 +261,8 @@ type surfaceBuilder struct {
 	acts                  []Action
 }
 
-func newSurfaceBuilder() surfaceBuilder {
-	return surfaceBuilder{paths: newPathSets(), renames: map[Rename]bool{}, connects: endpoints{}, sent: endpoints{}, local: endpoints{}}
+func newSurfaceBuilder(copyPaths bool) surfaceBuilder {
+	return surfaceBuilder{paths: newPathSets(copyPaths), renames: map[Rename]bool{}, connects: endpoints{}, sent: endpoints{}, local: endpoints{}}
 }
 
 func (b *surfaceBuilder) add(e *wire.Kernel) {
