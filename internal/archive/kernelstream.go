@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
-	"sync"
 
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
@@ -23,7 +22,10 @@ type KernelStream struct {
 	h      hash.Hash
 	n      int64
 	digest *evidence.Digest
-	free   sync.Pool // line buffers whose segments are compressed
+	// free holds line buffers whose segments are compressed. Not a
+	// sync.Pool: a collection would empty it, and every buffer made
+	// anew is memory cleared and touched for the first time.
+	free   chan []byte
 	err    error
 	closed bool
 }
@@ -46,7 +48,7 @@ func (l *KernelLayer) Size() int64 { return l.size }
 
 // NewKernelStream starts an empty layer.
 func NewKernelStream() *KernelStream {
-	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: evidence.NewDigest()}
+	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: evidence.NewDigest(), free: make(chan []byte, 16)}
 }
 
 // Write appends events, which must follow the ones written before in seq
@@ -62,27 +64,29 @@ func (s *KernelStream) Write(events []wire.Kernel) error {
 	}
 	s.digest.Add(events)
 	var buf []byte
-	if b, ok := s.free.Get().(*[]byte); ok {
-		buf = (*b)[:0]
+	select {
+	case buf = <-s.free:
+	default:
 	}
-	s.lines(appendKernels(buf, events), true)
+	s.lines(appendKernels(buf[:0], events))
 	return s.err
 }
 
-// lines appends encoded lines p; recycle says whether p's buffer may serve
-// a later block once compressed.
-func (s *KernelStream) lines(p []byte, recycle bool) {
+// lines appends encoded lines p, whose buffer serves a later block once
+// compressed.
+func (s *KernelStream) lines(p []byte) {
 	s.h.Write(p)
 	s.n += int64(len(p))
 	if s.n > limits.entry && s.err == nil {
 		// Never write what Read would refuse.
 		s.err = fmt.Errorf("%s: more than the per-entry limit of %d bytes", evidence.EntryKernel, limits.entry)
 	}
-	var done func()
-	if recycle {
-		done = func() { s.free.Put(&p) }
-	}
-	s.sw.writeOwned(p, done)
+	s.sw.writeOwned(p, func() {
+		select {
+		case s.free <- p:
+		default:
+		}
+	})
 }
 
 // writeEncoded appends events already encoded to p, side by side, by

@@ -140,7 +140,7 @@ type passer struct {
 const passQueue = 256
 
 func newPasser(sink func([]wire.Kernel)) *passer {
-	p := &passer{queue: make(chan *block, passQueue), free: make(chan *block, 8), sink: sink, done: make(chan struct{})}
+	p := &passer{queue: make(chan *block, passQueue), free: make(chan *block, 32), sink: sink, done: make(chan struct{})}
 	go p.run()
 	return p
 }

@@ -138,14 +138,14 @@ func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return ix.ts[order[a]] < ix.ts[order[b]] })
+	sort.SliceStable(order, func(a, b int) bool { return ix.tsAt(order[a]) < ix.tsAt(order[b]) })
 	attributed := make([]bool, ix.len())
 	for i := range r.ToolCalls {
 		tc := &r.ToolCalls[i]
-		lo := sort.Search(len(order), func(j int) bool { return ix.ts[order[j]] >= tc.StartedMonoNS })
+		lo := sort.Search(len(order), func(j int) bool { return ix.tsAt(order[j]) >= tc.StartedMonoNS })
 		hi := len(order)
 		if tc.Completed {
-			hi = sort.Search(len(order), func(j int) bool { return ix.ts[order[j]] > tc.CompletedMonoNS })
+			hi = sort.Search(len(order), func(j int) bool { return ix.tsAt(order[j]) > tc.CompletedMonoNS })
 		}
 		in := order[lo:max(lo, hi)]
 		for _, k := range in {

@@ -19,7 +19,8 @@ import (
 //
 // It keeps nothing of an event but what those documents need: each
 // distinct path once (copied, so the event's memory may be reused), the
-// tasks still open, and 17 bytes per event for correlation.
+// tasks still open, and 9 bytes per event for correlation (17 when the
+// seqs are not the events' indexes).
 type Digest struct {
 	events   uint64
 	counts   map[wire.Kind]uint64
@@ -167,29 +168,54 @@ func (w *exitWatch) add(e *wire.Kernel) {
 }
 
 // timeIndex is what correlation needs of each event: its time, seq and
-// kind. Seqs are kept only once they stop being the event's index, which
-// a recording's never do.
+// kind, in chunks so that growing never copies. Seqs are kept only once
+// they stop being the event's index, which a recording's never do.
 type timeIndex struct {
-	ts    []uint64
-	seq   []uint64 // nil while every seq equals its index
-	kind  []uint8  // index into kinds
-	kinds []wire.Kind
-	ids   map[wire.Kind]uint8
+	n      int
+	chunks []*timeChunk
+	dense  bool // every seq so far equals its index
+	kinds  []wire.Kind
+	ids    map[wire.Kind]uint8
+}
+
+// timeChunkEvents is the events per chunk of a time index.
+const timeChunkEvents = 1 << 14
+
+type timeChunk struct {
+	ts   [timeChunkEvents]uint64
+	kind [timeChunkEvents]uint8 // index into kinds
+	seq  []uint64               // nil while the index is dense
 }
 
 func (ix *timeIndex) add(e *wire.Kernel) {
-	n := len(ix.ts)
-	if ix.seq == nil && e.Seq != uint64(n) {
-		ix.seq = make([]uint64, n, cap(ix.ts))
-		for i := range ix.seq {
-			ix.seq[i] = uint64(i)
+	if ix.n == 0 {
+		ix.dense = true
+	}
+	i := ix.n % timeChunkEvents
+	if i == 0 {
+		c := &timeChunk{}
+		if !ix.dense {
+			c.seq = make([]uint64, 0, timeChunkEvents)
+		}
+		ix.chunks = append(ix.chunks, c)
+	}
+	if ix.dense && e.Seq != uint64(ix.n) {
+		// From here on seqs are kept, the earlier ones filled in.
+		ix.dense = false
+		for k, c := range ix.chunks {
+			c.seq = make([]uint64, 0, timeChunkEvents)
+			for j := range min(timeChunkEvents, ix.n-k*timeChunkEvents) {
+				c.seq = append(c.seq, uint64(k*timeChunkEvents+j))
+			}
 		}
 	}
-	if ix.seq != nil {
-		ix.seq = append(ix.seq, e.Seq)
+	c := ix.chunks[len(ix.chunks)-1]
+	c.ts[i] = e.TimeNS
+	c.kind[i] = ix.kindID(e.Kind)
+	if !ix.dense {
+		c.seq = append(c.seq, e.Seq)
 	}
-	ix.ts = append(ix.ts, e.TimeNS)
-	ix.kind = append(ix.kind, ix.kindID(e.Kind))
+	ix.n++
 }
 
 func (ix *timeIndex) kindID(k wire.Kind) uint8 {
@@ -213,13 +239,17 @@ func (ix *timeIndex) kindID(k wire.Kind) uint8 {
 	return id
 }
 
-func (ix *timeIndex) len() int { return len(ix.ts) }
+func (ix *timeIndex) len() int { return ix.n }
+
+func (ix *timeIndex) tsAt(i int) uint64 { return ix.chunks[i/timeChunkEvents].ts[i%timeChunkEvents] }
 
 func (ix *timeIndex) seqAt(i int) uint64 {
-	if ix.seq == nil {
+	if ix.dense {
 		return uint64(i)
 	}
-	return ix.seq[i]
+	return ix.chunks[i/timeChunkEvents].seq[i%timeChunkEvents]
 }
 
-func (ix *timeIndex) kindAt(i int) wire.Kind { return ix.kinds[ix.kind[i]] }
+func (ix *timeIndex) kindAt(i int) wire.Kind {
+	return ix.kinds[ix.chunks[i/timeChunkEvents].kind[i%timeChunkEvents]]
+}

@@ -113,3 +113,37 @@ func TestDigestSealedBySurface(t *testing.T) {
 	}()
 	d.Add(evidencetest.Kernel(10, 0))
 }
+
+// Correlation's time index keeps seqs only once they stop being the
+// events' indexes, filling in the earlier ones then: a layer that loses
+// one seq past its first chunks still names every seq rightly.
+func TestCorrelateAfterAGapFarIn(t *testing.T) {
+	const n, gap = 40000, 30000
+	k := make([]wire.Kernel, n)
+	for i := range k {
+		seq := uint64(i)
+		if i >= gap {
+			seq++
+		}
+		k[i] = wire.Kernel{Seq: seq, TimeNS: uint64(1000 + i), Kind: wire.KindOpen}
+	}
+	k[7].Kind = wire.KindExec
+	sdk := []wire.SDK{
+		{Type: wire.SDKToolCallStarted, ToolCallID: "a", MonoNS: 1000},
+		{Type: wire.SDKToolCallCompleted, ToolCallID: "a", MonoNS: 1000 + gap + 10, Status: "ok"},
+	}
+	d := evidence.NewDigest()
+	for i := 0; i < n; i += 1000 {
+		d.Add(k[i : i+1000])
+	}
+	for _, r := range []*evidence.CorrelationReport{evidence.Correlate(k, sdk), d.Correlate(sdk)} {
+		got := r.ToolCalls[0].Kernel
+		want := [][2]uint64{{0, gap - 1}, {gap + 1, gap + 11}}
+		if !reflect.DeepEqual(got.SeqRanges, want) || got.Total != gap+11 || got.ByKind[wire.KindExec] != 1 {
+			t.Fatalf("tool call holds %d events %v (%d execs), want %v", got.Total, got.SeqRanges, got.ByKind[wire.KindExec], want)
+		}
+		if u := r.Unattributed; u.Total != n-gap-11 || u.SeqRanges[0][0] != gap+12 || u.SeqRanges[0][1] != n {
+			t.Fatalf("unattributed %d events %v", u.Total, u.SeqRanges)
+		}
+	}
+}
