@@ -203,37 +203,43 @@ func TestCraftedArchivesRefusedEarly(t *testing.T) {
 	const bomb = 64 << 20
 	budget := int64(len(good[0].data)) + 2*pieceBytes + MaxLineBytes + 64<<10
 	allocBudget := uint64(reserveFactor*budget + reserveFactor*pieceBytes/minKernelLine*int64(unsafe.Sizeof(wire.Kernel{})))
-	for _, c := range craftedCases {
-		t.Run(c.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			writeCrafted(t, &buf, c.build(t, good, bomb))
-			var inflated int64
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated)
-			if err == nil {
-				_, err = decodeFiles(m, files)
+	for _, fold := range []bool{false, true} {
+		for _, c := range craftedCases {
+			name := c.name
+			if fold {
+				name += "/folding the kernel layer" // as OpenDigest reads
 			}
-			runtime.ReadMemStats(&after)
-			var ee *evidence.EntryError
-			if !errors.As(err, &ee) || ee.Entry != c.entry || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("%d-byte archive: error %v, want one line naming %s", buf.Len(), err, c.entry)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
+			t.Run(name, func(t *testing.T) {
+				var buf bytes.Buffer
+				writeCrafted(t, &buf, c.build(t, good, bomb))
+				var inflated int64
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated, fold)
+				if err == nil {
+					_, err = decodeFiles(m, files)
 				}
-			}
-			if inflated > budget {
-				t.Errorf("inflated %d bytes before refusing (budget %d): %v", inflated, budget, err)
-			}
-			// What reading reserved, lies included: at most reserveFactor
-			// times what was inflated, plus the events of one piece.
-			if allocated := after.TotalAlloc - before.TotalAlloc; allocated > allocBudget {
-				t.Errorf("allocated %d bytes before refusing (budget %d): %v", allocated, allocBudget, err)
-			}
-			t.Logf("%d-byte archive refused after inflating %d bytes: %v", buf.Len(), inflated, err)
-		})
+				runtime.ReadMemStats(&after)
+				var ee *evidence.EntryError
+				if !errors.As(err, &ee) || ee.Entry != c.entry || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("%d-byte archive: error %v, want one line naming %s", buf.Len(), err, c.entry)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				if inflated > budget {
+					t.Errorf("inflated %d bytes before refusing (budget %d): %v", inflated, budget, err)
+				}
+				// What reading reserved, lies included: at most reserveFactor
+				// times what was inflated, plus the events of one piece.
+				if allocated := after.TotalAlloc - before.TotalAlloc; allocated > allocBudget {
+					t.Errorf("allocated %d bytes before refusing (budget %d): %v", allocated, allocBudget, err)
+				}
+				t.Logf("%d-byte archive refused after inflating %d bytes: %v", buf.Len(), inflated, err)
+			})
+		}
 	}
 }
 
@@ -248,7 +254,7 @@ func BenchmarkVerifyCrafted(b *testing.B) {
 			b.ReportAllocs()
 			var inflated int64
 			for b.Loop() {
-				m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated)
+				m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated, false)
 				if err == nil {
 					_, err = decodeFiles(m, files)
 				}

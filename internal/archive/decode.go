@@ -107,12 +107,17 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	// cannot find more (it only ever differs in a tampered archive, which
 	// takes the long way and gets the precise error).
 	var kernel []wire.Kernel
+	var digest *evidence.Digest
 	for _, f := range files[1:] {
 		if f.path == evidence.EntryKernel {
-			kernel = f.kernel
+			kernel, digest = f.kernel, f.digest
 		}
 	}
-	surface, derived := derivedSurface(files, kernel)
+	derive := func() evidence.CapabilitySurface { return evidence.BuildSurface(kernel) }
+	if digest != nil {
+		derive = digest.Surface
+	}
+	surface, derived := derivedSurface(files, derive)
 	for _, f := range files[1:] {
 		if f.checked || f.path == evidence.EntrySignature || (derived && f.path == evidence.EntrySurface) {
 			continue
@@ -127,7 +132,9 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	if err = decodeDoc(files, evidence.EntryRun, &b.Run); err != nil {
 		return nil, err
 	}
-	if kernel != nil {
+	if digest != nil {
+		b.Streamed = digest
+	} else if kernel != nil {
 		b.Kernel = kernel
 	} else if b.Kernel, err = decodeLines[wire.Kernel](files, evidence.EntryKernel); err != nil {
 		return nil, err
@@ -156,7 +163,7 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		return nil, entryErr(mf.path, "vigil_version %q differs from %s's %q", m.VigilVersion, evidence.EntryRun, b.Run.VigilVersion)
 	}
 	check := evidence.Check
-	if derived {
+	if derived && digest == nil {
 		check = evidence.CheckDerivedSurface
 	}
 	if err := check(b); err != nil {
@@ -170,7 +177,7 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 // decoded strictly in any case), and reports whether the archive's surface
 // entry is exactly its canonical encoding. Without a run id it never
 // matches (Check refuses an empty one).
-func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurface, bool) {
+func derivedSurface(files []file, derive func() evidence.CapabilitySurface) (evidence.CapabilitySurface, bool) {
 	f, ok := find(files, evidence.EntrySurface)
 	rf, rok := find(files, evidence.EntryRun)
 	if !ok || !rok {
@@ -182,7 +189,7 @@ func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurf
 	if json.Unmarshal(rf.data, &run) != nil || run.RunID == "" {
 		return evidence.CapabilitySurface{}, false
 	}
-	s := evidence.BuildSurface(kernel)
+	s := derive()
 	s.RunID = run.RunID
 	if !bytes.Equal(appendSurface(nil, &s), f.data) {
 		return evidence.CapabilitySurface{}, false

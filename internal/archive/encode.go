@@ -87,6 +87,7 @@ type file struct {
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)
 	kernel  []wire.Kernel      // the kernel layer's events, when read
+	digest  *evidence.Digest   // or their digest, when read folding
 }
 
 // size is the length of the entry's data.

@@ -118,6 +118,10 @@ func mustFail(t testing.TB, archive []byte, entry string, want ...string) {
 	if err == nil {
 		t.Fatalf("archive accepted; want a failure naming %q", entry)
 	}
+	// Folding the kernel layer instead of keeping it finds the same.
+	if _, ferr := decode(bytes.NewReader(archive), true); ferr == nil || ferr.Error() != err.Error() {
+		t.Fatalf("keeping the events: %v; folding them: %v", err, ferr)
+	}
 	var ee *evidence.EntryError
 	if !errors.As(err, &ee) {
 		t.Fatalf("error %v (%T) is not an EntryError", err, err)

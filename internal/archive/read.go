@@ -44,13 +44,24 @@ func (a *Archive) VerifySignature(key *attest.Key) error {
 // is an *evidence.EntryError naming the entry at fault (or none, for a
 // defect of the compression or tar structure), or an error opening the
 // file.
-func Open(path string) (*Archive, error) {
+func Open(path string) (*Archive, error) { return open(path, false) }
+
+// OpenDigest is Open that keeps no kernel event: each line of the kernel
+// layer is checked as it arrives, as Open checks it, and folded into an
+// evidence.Digest, which stands for the layer in the bundle
+// (Bundle.Streamed; Bundle.Kernel is empty). It makes every check Open
+// makes, for callers that want the verdict and the documents, not the
+// events (vigil verify): the memory it needs does not grow with the
+// events but with what the digest keeps.
+func OpenDigest(path string) (*Archive, error) { return open(path, true) }
+
+func open(path string, fold bool) (*Archive, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, files, err := readTarGz(f)
+	m, files, err := readTarGzCounted(f, nil, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +96,17 @@ func ReadSized(path string) (*evidence.Bundle, int64, error) {
 // Verify checks the archive at path; nil means it passed every check Read
 // makes.
 func Verify(path string) error {
-	_, err := Read(path)
+	_, err := OpenDigest(path)
 	return err
 }
 
 // Decode verifies and decodes an archive read from r (see Read).
-func Decode(r io.Reader) (*evidence.Bundle, error) {
-	m, files, err := readTarGz(r)
+func Decode(r io.Reader) (*evidence.Bundle, error) { return decode(r, false) }
+
+// decode is Decode, folding the kernel layer into a digest (OpenDigest)
+// with fold.
+func decode(r io.Reader, fold bool) (*evidence.Bundle, error) {
+	m, files, err := readTarGzCounted(r, nil, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +136,12 @@ func entryErr(entry, format string, args ...any) error {
 // line by line as it arrives. So a crafted archive (a bomb, a lying size,
 // a flood of tiny lines) fails within its first bad piece instead of after
 // inflating all of it.
-func readTarGz(r io.Reader) (*Manifest, []file, error) { return readTarGzCounted(r, nil) }
+func readTarGz(r io.Reader) (*Manifest, []file, error) { return readTarGzCounted(r, nil, false) }
 
 // readTarGzCounted is readTarGz that stores in inflated how many bytes of
-// the tar stream were inflated, also on failure.
-func readTarGzCounted(r io.Reader, inflated *int64) (*Manifest, []file, error) {
+// the tar stream were inflated, also on failure. With fold, the kernel
+// layer's events are folded into a digest as they are checked, not kept.
+func readTarGzCounted(r io.Reader, inflated *int64, fold bool) (*Manifest, []file, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	gz, err := gzip.NewReader(br)
 	if err != nil {
@@ -167,7 +183,7 @@ func readTarGzCounted(r io.Reader, inflated *int64) (*Manifest, []file, error) {
 			}
 		}
 		seen[name] = true
-		f, err := readEntry(tr, name, h.Size)
+		f, err := readEntry(tr, name, h.Size, fold)
 		if err != nil {
 			if lr.over {
 				return nil, nil, archiveErr("uncompressed size exceeds %d bytes", limits.total)

@@ -37,12 +37,15 @@ const batchLines = 16 << 10
 // events are the layer. Holding the text too would double what a large
 // archive costs to read (and every byte of it is memory touched for the
 // first time, which on some hosts costs more than parsing it).
-func readEntry(r io.Reader, name string, size int64) (file, error) {
+func readEntry(r io.Reader, name string, size int64, fold bool) (file, error) {
 	f := file{path: name}
 	h := sha256.New()
 	var lc *lineCheck
 	if strings.HasSuffix(name, ".ndjson") {
 		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, size: size}
+		if lc.kernel && fold {
+			lc.digest = evidence.NewDigest()
+		}
 	}
 	keep := lc == nil || !lc.kernel
 	data := make([]byte, 0, min(size, pieceBytes))
@@ -102,7 +105,10 @@ func readEntry(r io.Reader, name string, size int64) (file, error) {
 			if last != '\n' {
 				return f, entryErr(name, "not in canonical encoding (differs from its canonical form at byte %d)", size)
 			}
-			f.kernel = lc.events
+			f.kernel, f.digest = lc.events, lc.digest
+			if lc.digest != nil {
+				f.kernel = nil
+			}
 		}
 	}
 	return f, nil
@@ -121,8 +127,11 @@ type lineCheck struct {
 	done         int   // bytes of data already checked
 	lines        int   // lines already checked
 	events       []wire.Kernel
-	haveSeq      bool
-	lastSeq      uint64
+	// digest, when set, takes each batch of events once checked; only a
+	// batch is held.
+	digest  *evidence.Digest
+	haveSeq bool
+	lastSeq uint64
 }
 
 // check validates the lines of data past what was checked: the complete
@@ -189,6 +198,10 @@ func (c *lineCheck) checkLines(chunk []byte, off int64) error {
 		}
 		c.haveSeq, c.lastSeq = true, seq
 	}
+	if c.digest != nil {
+		c.digest.Add(events)
+		c.events = c.events[:0]
+	}
 	return nil
 }
 
@@ -208,6 +221,15 @@ const reserveFactor = 16
 // lines): untouched capacity costs address space, not memory, while
 // growing by copying would touch the layer several times over.
 func (c *lineCheck) grow(n int, read int64) []wire.Kernel {
+	if c.digest != nil {
+		// The batch's slots, reused: cleared, as decoding expects.
+		if cap(c.events) < n {
+			c.events = make([]wire.Kernel, 0, n)
+		}
+		c.events = c.events[:n]
+		clear(c.events)
+		return c.events
+	}
 	base := len(c.events)
 	if cap(c.events)-base < n {
 		want := max(base+n, 2*cap(c.events))

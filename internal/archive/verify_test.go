@@ -32,6 +32,26 @@ func TestVerifyGood(t *testing.T) {
 	if err := Verify(p + ".missing"); err == nil || !strings.Contains(err.Error(), "run.tar.gz.missing") {
 		t.Fatalf("Verify of a missing file = %v", err)
 	}
+	// OpenDigest gives the documents Open gives, and the events' digest
+	// for the events.
+	held, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := OpenDigest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, f := held.Bundle, folded.Bundle
+	if len(f.Kernel) != 0 || f.Events() != 120 || h.Events() != 120 || folded.Size != held.Size {
+		t.Fatalf("OpenDigest holds %d events, counts %d (Open %d), size %d (Open %d)", len(f.Kernel), f.Events(), h.Events(), folded.Size, held.Size)
+	}
+	if !reflect.DeepEqual([]any{h.Run, h.SDK, h.Surface, h.Correlation, h.Health}, []any{f.Run, f.SDK, f.Surface, f.Correlation, f.Health}) {
+		t.Fatal("OpenDigest's documents differ from Open's")
+	}
+	if d := evidence.DigestOf(h.Kernel); !reflect.DeepEqual(d.SessionTasks(), f.Streamed.SessionTasks()) || d.SeqGaps() != f.Streamed.SeqGaps() {
+		t.Fatal("OpenDigest's digest differs from the digest of Open's events")
+	}
 }
 
 // Every byte of every entry matters: flip one (first, middle, last) inside
@@ -402,7 +422,7 @@ func kernelByte(t *testing.T, n int, after string) string {
 // events (every other entry keeps its data for decoding).
 func TestKernelTextNotKept(t *testing.T) {
 	text := kernelText(t)
-	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)))
+	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)), false)
 	if err != nil {
 		t.Fatal(err)
 	}
