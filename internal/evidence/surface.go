@@ -3,6 +3,7 @@ package evidence
 import (
 	"cmp"
 	"hash/maphash"
+	"math/bits"
 	"path"
 	"slices"
 	"strings"
@@ -136,6 +137,8 @@ const (
 	setTruncated
 	setExecs
 	setExecFailed
+	// numSets is how many sets there are.
+	numSets = iota
 )
 
 // newPathSets returns empty sets; with copyPaths a path is copied when
@@ -202,24 +205,26 @@ func (s *pathSets) rehash() {
 func (s *pathSets) sorted() map[uint16][]wire.Bytes {
 	s.slots, s.last = nil, -1
 	slices.SortFunc(s.entries, func(a, b pathEntry) int { return strings.Compare(string(a.path), string(b.path)) })
-	count := map[uint16]int{}
+	const sets = numSets
+	var count [sets]int
 	for _, e := range s.entries {
-		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
-			if e.in&bit != 0 {
-				count[bit]++
-			}
+		for i := range sets {
+			count[i] += int(e.in >> i & 1)
 		}
 	}
-	out := map[uint16][]wire.Bytes{}
-	for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
-		out[bit] = make([]wire.Bytes, 0, count[bit])
+	var lists [sets][]wire.Bytes
+	for i := range sets {
+		lists[i] = make([]wire.Bytes, 0, count[i])
 	}
 	for _, e := range s.entries {
-		for bit := uint16(1); bit <= setExecFailed; bit <<= 1 {
-			if e.in&bit != 0 {
-				out[bit] = append(out[bit], e.path)
-			}
+		for in := e.in; in != 0; in &= in - 1 {
+			i := bits.TrailingZeros16(in)
+			lists[i] = append(lists[i], e.path)
 		}
+	}
+	out := make(map[uint16][]wire.Bytes, sets)
+	for i := range sets {
+		out[1<<i] = lists[i]
 	}
 	return out
 }
