@@ -144,7 +144,7 @@ func BenchmarkStageVerifyKernel(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for b.Loop() {
-		f, err := readEntry(bytes.NewReader(data), evidence.EntryKernel, int64(len(data)), false)
+		f, err := readEntry(bytes.NewReader(data), evidence.EntryKernel, int64(len(data)), false, false)
 		if err != nil {
 			b.Fatal(err)
 		}

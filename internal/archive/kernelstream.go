@@ -40,15 +40,20 @@ type KernelLayer struct {
 	digest *evidence.Digest
 }
 
-// Digest is the digest of exactly the events the layer holds, in order.
+// Digest is the digest of exactly the events the layer holds, in order
+// (nil for the layer Encode writes of events it was given whole).
 func (l *KernelLayer) Digest() *evidence.Digest { return l.digest }
 
 // Size is the layer's size in bytes, uncompressed.
 func (l *KernelLayer) Size() int64 { return l.size }
 
 // NewKernelStream starts an empty layer.
-func NewKernelStream() *KernelStream {
-	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: evidence.NewDigest(), free: make(chan []byte, 16)}
+func NewKernelStream() *KernelStream { return newKernelStream(evidence.NewDigest()) }
+
+// newKernelStream starts a layer folded into d; nil for a layer whose
+// events are held and checked by the caller (Encode).
+func newKernelStream(d *evidence.Digest) *KernelStream {
+	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: d, free: make(chan []byte, 16)}
 }
 
 // Write appends events, which must follow the ones written before in seq
@@ -89,20 +94,15 @@ func (s *KernelStream) lines(p []byte) {
 	})
 }
 
-// writeEncoded appends events already encoded to p, side by side, by
-// kernelBlocks: the digest is folded meanwhile.
+// writeAll writes the whole layer at once, its blocks encoded side by
+// side (kernelBlocks), into a stream without a digest: the events stay
+// with the caller, whose check folds them itself.
 func (s *KernelStream) writeAll(events []wire.Kernel) error {
-	folded := make(chan struct{})
-	go func() {
-		defer close(folded)
-		s.digest.Add(events)
-	}()
 	kernelBlocks(events, func(p []byte, recycle func()) {
 		s.h.Write(p)
 		s.n += int64(len(p))
 		s.sw.writeOwned(p, recycle)
 	})
-	<-folded
 	if s.n > limits.entry {
 		s.err = fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", evidence.EntryKernel, s.n, limits.entry)
 	}

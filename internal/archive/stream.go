@@ -37,7 +37,7 @@ const batchLines = 16 << 10
 // events are the layer. Holding the text too would double what a large
 // archive costs to read (and every byte of it is memory touched for the
 // first time, which on some hosts costs more than parsing it).
-func readEntry(r io.Reader, name string, size int64, fold bool) (file, error) {
+func readEntry(r io.Reader, name string, size int64, fold, correlated bool) (file, error) {
 	f := file{path: name}
 	h := sha256.New()
 	var lc *lineCheck
@@ -45,6 +45,9 @@ func readEntry(r io.Reader, name string, size int64, fold bool) (file, error) {
 		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, size: size}
 		if lc.kernel && fold {
 			lc.digest = evidence.NewDigest()
+			if !correlated {
+				lc.digest.WithoutCorrelation()
+			}
 		}
 	}
 	keep := lc == nil || !lc.kernel

@@ -111,7 +111,7 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][
 		return nil, err
 	}
 	if layer == nil {
-		ks := NewKernelStream()
+		ks := newKernelStream(nil)
 		if err := ks.writeAll(b.Kernel); err != nil {
 			ks.Abort()
 			return nil, err

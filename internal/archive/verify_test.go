@@ -52,6 +52,15 @@ func TestVerifyGood(t *testing.T) {
 	if d := evidence.DigestOf(h.Kernel); !reflect.DeepEqual(d.SessionTasks(), f.Streamed.SessionTasks()) || d.SeqGaps() != f.Streamed.SeqGaps() {
 		t.Fatal("OpenDigest's digest differs from the digest of Open's events")
 	}
+	// Without SDK events there is no correlation report, and the fold
+	// keeps no time index; the archive verifies all the same.
+	plain := filepath.Join(t.TempDir(), "plain.tar.gz")
+	if err := os.WriteFile(plain, encode(t, evidencetest.Bundle(300, 0)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := OpenDigest(plain); err != nil || a.Bundle.Correlation != nil || a.Bundle.Events() != 300 {
+		t.Fatalf("OpenDigest of an archive without correlation: %v", err)
+	}
 }
 
 // Every byte of every entry matters: flip one (first, middle, last) inside
@@ -422,7 +431,7 @@ func kernelByte(t *testing.T, n int, after string) string {
 // events (every other entry keeps its data for decoding).
 func TestKernelTextNotKept(t *testing.T) {
 	text := kernelText(t)
-	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)), false)
+	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)), false, false)
 	if err != nil {
 		t.Fatal(err)
 	}

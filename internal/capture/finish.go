@@ -60,8 +60,9 @@ type Result struct {
 // Finish is called once the session cgroup is empty (no task of the
 // session can emit any more). It drains the ring until provably empty,
 // stops reading, starts detaching the probes in the background and returns
-// what was captured. Close waits for the detach. ctx bounds the drain; when it expires the result is
-// returned with DrainProven false.
+// what was captured; with a Sink, once the sink has every event (ctx does
+// not bound the sink's work). Close waits for the detach. ctx bounds the
+// drain; when it expires the result is returned with DrainProven false.
 func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	c.finishMu.Lock()
 	defer c.finishMu.Unlock()

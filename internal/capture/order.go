@@ -84,10 +84,11 @@ func (o *orderer) skip(seq uint64) {
 // more will arrive.
 func (o *orderer) flush() { o.release(true) }
 
-// release passes on the run of held events that continues from next; all
-// of them when final or when more than limit are held.
+// release passes on the run of held events that continues from next. A
+// gap is passed over when final, or when more than limit events would
+// still be held behind it: the oldest gap first, and only as many as
+// that takes.
 func (o *orderer) release(final bool) {
-	force := final || len(o.carry) > o.limit
 	i, out := 0, 0
 	for i < len(o.carry) {
 		s := o.carry[i].Seq
@@ -106,7 +107,7 @@ func (o *orderer) release(final bool) {
 			delete(o.skipped, o.next)
 			o.next++
 			continue
-		case force:
+		case final || len(o.carry)-i > o.limit:
 			o.next = s // a gap: the consumer reports it
 		default:
 			o.moveDown(i, out)

@@ -29,7 +29,9 @@ const drainPoll = 5 * time.Millisecond
 // batch of events waits to be read.
 const readPoll = 10 * time.Millisecond
 
-// readerState is owned by the reader goroutine until done is closed.
+// readerState is owned by the reader goroutine until done is closed,
+// except pass, whose sink side belongs to its own goroutine until the
+// reader closes it.
 type readerState struct {
 	dec          decoder
 	cur          *block // the block being decoded into
@@ -67,8 +69,9 @@ func newReaderState(ringSize int, sink func([]wire.Kernel)) *readerState {
 	}
 	s.order = orderer{
 		// Every record that overtakes another is in the ring with it,
-		// and none is smaller than its fixed part.
-		limit:    max(blockEvents, 2*ringSize/recFixedSize),
+		// and none is smaller than its fixed part; a block being
+		// decoded and one being pushed may add to them.
+		limit:    ringSize/recFixedSize + 2*blockEvents,
 		emit:     s.pass.send,
 		newBlock: s.pass.block,
 		recycle:  s.pass.recycle,

@@ -26,6 +26,8 @@ func Check(b *Bundle) error { return check(b, true) }
 // surface with what the kernel layer derives, for a caller that has just
 // set b.Surface to BuildSurface(b.Kernel) itself (with b.Run's run id):
 // on a large layer that derivation is the costliest part of the check.
+// It refuses a streamed bundle, whose digest derives the surface once
+// for both.
 func CheckDerivedSurface(b *Bundle) error { return check(b, false) }
 
 func check(b *Bundle, surface bool) error {

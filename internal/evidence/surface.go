@@ -233,7 +233,7 @@ type endpoints map[Endpoint]bool
 
 func (s endpoints) add(e Endpoint) {
 	if !s[e] {
-		e.Addr = cloneBytes(e.Addr)
+		e.Family, e.Addr = strings.Clone(e.Family), cloneBytes(e.Addr)
 		s[e] = true
 	}
 }

@@ -20,10 +20,13 @@ import (
 
 // fakeBackend stands in for kernel capture: it attaches nothing and
 // reports a proven-empty drain, so runner behaviour can be tested on its
-// own. openErr makes Open fail; result, when set, is what Finish reports.
+// own. openErr makes Open fail; result, when set, is what Finish reports;
+// events, when set, go to the sink at Finish, through one reused block.
 type fakeBackend struct {
 	preflightErr, openErr, finishErr, closeErr error
 	result                                     *CaptureResult
+	events                                     []wire.Kernel
+	sink                                       func([]wire.Kernel)
 	mu                                         sync.Mutex
 	opened                                     []string
 	closed                                     int
@@ -31,12 +34,13 @@ type fakeBackend struct {
 
 func (f *fakeBackend) Preflight() error { return f.preflightErr }
 
-func (f *fakeBackend) Open(dir string, _ int, _ func([]wire.Kernel)) (Capture, error) {
+func (f *fakeBackend) Open(dir string, _ int, sink func([]wire.Kernel)) (Capture, error) {
 	if f.openErr != nil {
 		return nil, f.openErr
 	}
 	f.mu.Lock()
 	f.opened = append(f.opened, dir)
+	f.sink = sink
 	f.mu.Unlock()
 	return &fakeCapture{b: f}, nil
 }
@@ -52,6 +56,16 @@ func (c *fakeCapture) Coverage() wire.Coverage { return wire.Coverage{} }
 func (c *fakeCapture) Finish(context.Context) (*CaptureResult, error) {
 	if c.b.finishErr != nil {
 		return nil, c.b.finishErr
+	}
+	block := make([]wire.Kernel, 0, 700)
+	for rest := c.b.events; len(rest) > 0; {
+		n := min(len(rest), cap(block))
+		block = append(block[:0], rest[:n]...)
+		c.b.sink(block)
+		for i := range block {
+			block[i] = wire.Kernel{Seq: 1 << 62, Kind: "reused"}
+		}
+		rest = rest[n:]
 	}
 	if c.b.result != nil {
 		return c.b.result, nil

@@ -369,8 +369,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 
 // writeKernel is the capture's sink: the events go into the kernel layer
 // as they arrive. Once the layer refuses more (it outgrew the archive's
-// entry limit) the rest is counted by the error, and the run fails at
-// the drain rather than write a layer that lies about its size.
+// entry limit), later events are not written and the run fails at the
+// drain: no archive rather than one that is missing events.
 func (r *run) writeKernel(events []wire.Kernel) {
 	if r.kernelErr == nil {
 		r.kernelErr = r.kernel.Write(events)
