@@ -120,6 +120,49 @@ func BenchmarkStageVerify(b *testing.B) {
 	perEvent(b, benchEvents, cpu0)
 }
 
+// BenchmarkStageStream is a recording's way to the same archive: each
+// block of 1024 events folded, encoded, hashed and compressed as it
+// arrives (KernelStream.Write, on the sink's goroutine while the command
+// runs), then the archive assembled around the compressed layer.
+func BenchmarkStageStream(b *testing.B) {
+	bundle := evidencetest.Bundle(benchEvents, 50)
+	k, in := bundle.Kernel, evidence.InputOf(bundle.Health)
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		ks := NewKernelStream()
+		for i := 0; i < len(k); i += 1024 {
+			if err := ks.Write(k[i:min(i+1024, len(k))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		layer, err := ks.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb := evidence.AssembleStreamed(bundle.Run, layer.Digest(), bundle.SDK, in)
+		if err := encodeTo(io.Discard, sb, layer, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perEvent(b, benchEvents, cpu0)
+}
+
+// BenchmarkStageVerifyFolding is verification as vigil verify makes it
+// (OpenDigest): every check of StageVerify, the kernel layer folded
+// batch by batch instead of held.
+func BenchmarkStageVerifyFolding(b *testing.B) {
+	data := encode(b, evidencetest.Bundle(benchEvents, 50))
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		if _, err := decode(bytes.NewReader(data), true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perEvent(b, benchEvents, cpu0)
+}
+
 // BenchmarkCheck20k is the cross-document consistency check alone, which
 // Encode runs beside the encoding.
 func BenchmarkCheck20k(b *testing.B) {
