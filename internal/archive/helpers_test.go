@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"vigil/internal/attest"
 	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
 )
 
 // rawEntry is a tar entry as found, without any of Decode's checks.
@@ -138,4 +140,21 @@ func mustFail(t testing.TB, archive []byte, entry string, want ...string) {
 			t.Fatalf("error %q lacks %q", msg, w)
 		}
 	}
+}
+
+// signerAndAbsent is a fresh signing key and the bundle of a run recorded
+// without kernel capture (an empty kernel layer).
+func signerAndAbsent(t testing.TB) (*attest.Key, *evidence.Bundle) {
+	t.Helper()
+	priv, _, _, err := attest.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := attest.ParseKey("signer.key", priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := evidencetest.CleanInput()
+	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
+	return key, evidence.Assemble(evidencetest.Run(), nil, nil, in)
 }

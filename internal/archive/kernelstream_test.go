@@ -43,17 +43,7 @@ func streamed(t *testing.T, b *evidence.Bundle, r *rand.Rand) (*evidence.Bundle,
 // byte the archive of the same events held in memory, signed or not, and
 // reads back to those events.
 func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
-	priv, _, _, err := attest.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := attest.ParseKey("signer.key", priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := evidencetest.CleanInput()
-	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
-	absent := evidence.Assemble(evidencetest.Run(), nil, nil, in)
+	key, absent := signerAndAbsent(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
 	for _, n := range []int{0, 9, 1500, 20000} {

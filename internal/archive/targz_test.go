@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"vigil/internal/attest"
-	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 )
 
@@ -76,17 +75,7 @@ func TestCut(t *testing.T) {
 // same bytes as encoding everything first and compressing it at once,
 // for empty, small and multi-segment kernel layers, signed or not.
 func TestStreamingEncodeIsTheSameArchive(t *testing.T) {
-	priv, _, _, err := attest.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := attest.ParseKey("signer.key", priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := evidencetest.CleanInput()
-	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
-	absent := evidence.Assemble(evidencetest.Run(), nil, nil, in)
+	key, absent := signerAndAbsent(t)
 	for _, n := range []int{0, 120, 20000, 60000} {
 		for _, k := range []*attest.Key{nil, key} {
 			b := absent
