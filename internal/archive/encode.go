@@ -98,8 +98,9 @@ func (f *file) size() int64 {
 	return int64(len(f.data))
 }
 
-// marshalBody encodes every entry of b but the manifest and the kernel
-// layer (which KernelStream encodes), sorted by path.
+// marshalBody encodes every entry of b but the manifest, the capability
+// surface (writeSurface) and the kernel layer (KernelStream), sorted by
+// path.
 func marshalBody(b *evidence.Bundle) ([]file, error) {
 	docs := []struct {
 		path string
@@ -108,7 +109,6 @@ func marshalBody(b *evidence.Bundle) ([]file, error) {
 	}{
 		{evidence.EntryRun, false, func() ([]byte, error) { return marshalDoc(&b.Run) }},
 		{evidence.EntrySDK, len(b.SDK) == 0, func() ([]byte, error) { return marshalLines(b.SDK) }},
-		{evidence.EntrySurface, false, func() ([]byte, error) { return appendSurface(nil, &b.Surface), nil }},
 		{evidence.EntryCorrelation, b.Correlation == nil, func() ([]byte, error) { return marshalDoc(b.Correlation) }},
 		{evidence.EntryHealth, false, func() ([]byte, error) { return marshalDoc(&b.Health) }},
 	}

@@ -23,14 +23,15 @@ func marshalEntries(b *evidence.Bundle) ([]file, error) {
 	return append([]file{mf}, files...), nil
 }
 
-// marshalBodyWithKernel is marshalBody with the kernel layer encoded too.
+// marshalBodyWithKernel is marshalBody with the kernel layer and the
+// capability surface encoded too.
 func marshalBodyWithKernel(b *evidence.Bundle) ([]file, error) {
 	files, err := marshalBody(b)
 	if err != nil {
 		return nil, err
 	}
 	k, _ := marshalKernel(b.Kernel)
-	files = append(files, file{path: evidence.EntryKernel, data: k})
+	files = append(files, file{path: evidence.EntryKernel, data: k}, file{path: evidence.EntrySurface, data: appendSurface(nil, &b.Surface)})
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
 }

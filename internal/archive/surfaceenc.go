@@ -2,7 +2,10 @@ package archive
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -14,14 +17,54 @@ import (
 // marshalDoc(s) (TestAppendSurfaceMatchesEncodingJSON compares them on
 // random surfaces). A large run lists hundreds of thousands of paths, and
 // encoding/json spends most of its time calling wire.Bytes' MarshalJSON
-// and then re-indenting the result; reading an archive encodes the
-// derived surface again to compare it with the entry.
+// and then re-indenting the result.
 func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
-	b = slices.Grow(b, surfaceSize(s))
-	b = append(b, "{\n  \"schema\": "...)
-	b = appendString(b, s.Schema)
-	b = append(b, ",\n  \"run_id\": "...)
-	b = appendString(b, s.RunID)
+	e := surfaceEncoder{b: slices.Grow(b, surfaceSize(s))}
+	e.surface(s)
+	return e.b
+}
+
+// surfaceChunk is about how much text surfaceChunks hands over at a time.
+const surfaceChunk = 64 << 10
+
+// surfaceChunks encodes s as appendSurface does, handing the text to emit
+// about surfaceChunk bytes at a time, starting in buf; emit returns the
+// buffer to go on in (p emptied, or another). Writing and reading an
+// archive go through it so that the surface, which lists every distinct
+// path of the run, is never held whole as text: on this kind of host
+// memory touched for the first time costs more than encoding it.
+func surfaceChunks(s *evidence.CapabilitySurface, buf []byte, emit func(p []byte) []byte) {
+	surfaceChunksOf(s, buf, surfaceChunk, emit)
+}
+
+// surfaceChunksOf is surfaceChunks with chunks of about chunk bytes.
+func surfaceChunksOf(s *evidence.CapabilitySurface, buf []byte, chunk int, emit func(p []byte) []byte) {
+	e := surfaceEncoder{b: buf[:0], emit: emit, chunk: chunk}
+	e.surface(s)
+	if len(e.b) > 0 {
+		emit(e.b)
+	}
+}
+
+// surfaceEncoder writes a surface's text into b, handing b to emit after
+// any list item that filled it past chunk (never, without emit).
+type surfaceEncoder struct {
+	b     []byte
+	emit  func([]byte) []byte
+	chunk int
+}
+
+func (e *surfaceEncoder) flush() {
+	if e.emit != nil && len(e.b) >= e.chunk {
+		e.b = e.emit(e.b)
+	}
+}
+
+func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
+	e.b = append(e.b, "{\n  \"schema\": "...)
+	e.b = appendString(e.b, s.Schema)
+	e.b = append(e.b, ",\n  \"run_id\": "...)
+	e.b = appendString(e.b, s.RunID)
 	for _, f := range []struct {
 		key string
 		v   []wire.Bytes
@@ -29,10 +72,10 @@ func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
 		{"files_read", s.FilesRead}, {"files_written", s.FilesWritten}, {"files_created", s.FilesCreated},
 		{"open_failures", s.OpenFailures}, {"files_deleted", s.FilesDeleted}, {"dirs_created", s.DirsCreated},
 	} {
-		b = appendSet(b, f.key, f.v)
+		e.set(f.key, f.v)
 	}
-	b = appendKey(b, "files_renamed")
-	b = appendList(b, s.FilesRenamed == nil, len(s.FilesRenamed), func(b []byte, i int) []byte {
+	e.b = appendKey(e.b, "files_renamed")
+	e.list(s.FilesRenamed == nil, len(s.FilesRenamed), func(b []byte, i int) []byte {
 		b = append(b, "{\n      \"from\": "...)
 		b = appendIndentedBytes(b, s.FilesRenamed[i].From, "      ")
 		b = append(b, ",\n      \"to\": "...)
@@ -46,25 +89,118 @@ func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
 		{"links_created", s.LinksCreated}, {"mode_changed", s.ModeChanged}, {"files_truncated", s.FilesTruncated},
 		{"execs", s.Execs}, {"exec_failures", s.ExecFailures},
 	} {
-		b = appendSet(b, f.key, f.v)
+		e.set(f.key, f.v)
 	}
 	for _, f := range []struct {
 		key string
 		v   []evidence.Endpoint
 	}{{"network", s.Network}, {"network_sent", s.NetworkSent}, {"network_local", s.NetworkLocal}} {
-		b = appendKey(b, f.key)
-		b = appendList(b, f.v == nil, len(f.v), func(b []byte, i int) []byte {
-			e := &f.v[i]
+		e.b = appendKey(e.b, f.key)
+		e.list(f.v == nil, len(f.v), func(b []byte, i int) []byte {
+			ep := &f.v[i]
 			b = append(b, "{\n      \"family\": "...)
-			b = appendString(b, e.Family)
+			b = appendString(b, ep.Family)
 			b = append(b, ",\n      \"addr\": "...)
-			b = appendIndentedBytes(b, e.Addr, "      ")
+			b = appendIndentedBytes(b, ep.Addr, "      ")
 			b = append(b, ",\n      \"port\": "...)
-			b = strconv.AppendUint(b, uint64(e.Port), 10)
+			b = strconv.AppendUint(b, uint64(ep.Port), 10)
 			return append(b, "\n    }"...)
 		})
 	}
-	return append(b, "\n}\n"...)
+	e.b = append(e.b, "\n}\n"...)
+}
+
+func (e *surfaceEncoder) set(key string, v []wire.Bytes) {
+	e.b = appendKey(e.b, key)
+	e.list(v == nil, len(v), func(b []byte, i int) []byte {
+		return appendIndentedBytes(b, v[i], "    ")
+	})
+}
+
+// list appends an array of n items at the second level of indent, each
+// appended by item; a nil slice is null, as encoding/json writes it.
+func (e *surfaceEncoder) list(isNil bool, n int, item func(b []byte, i int) []byte) {
+	switch {
+	case isNil:
+		e.b = append(e.b, "null"...)
+		return
+	case n == 0:
+		e.b = append(e.b, "[]"...)
+		return
+	}
+	e.b = append(e.b, "[\n    "...)
+	for i := range n {
+		if i > 0 {
+			e.b = append(e.b, ",\n    "...)
+		}
+		e.b = item(e.b, i)
+		e.flush()
+	}
+	e.b = append(e.b, "\n  ]"...)
+}
+
+// writeSurface writes the capability surface's entry to sw without ever
+// holding its text whole: a first pass counts its bytes (the tar header
+// comes first), a second hands it over chunk by chunk in buffers reused
+// once compressed. It returns the manifest entry.
+func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface) (ManifestEntry, error) {
+	var size int64
+	scratch := make([]byte, 0, 2*surfaceChunk)
+	surfaceChunks(s, scratch, func(p []byte) []byte {
+		size += int64(len(p))
+		return p[:0]
+	})
+	// Never write what Read would refuse.
+	if size > limits.entry {
+		return ManifestEntry{}, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", evidence.EntrySurface, size, limits.entry)
+	}
+	hdr, err := tarHeader(evidence.EntrySurface, size)
+	if err != nil {
+		return ManifestEntry{}, err
+	}
+	sw.write(hdr)
+	h := sha256.New()
+	free := make(chan []byte, 8)
+	free <- scratch
+	next := func() []byte {
+		select {
+		case b := <-free:
+			return b[:0]
+		default:
+			return make([]byte, 0, 2*surfaceChunk)
+		}
+	}
+	var written int64
+	surfaceChunks(s, next(), func(p []byte) []byte {
+		h.Write(p)
+		written += int64(len(p))
+		sw.writeOwned(p, func() {
+			select {
+			case free <- p:
+			default:
+			}
+		})
+		return next()
+	})
+	if written != size {
+		return ManifestEntry{}, fmt.Errorf("%s: encoded %d bytes, then %d", evidence.EntrySurface, size, written)
+	}
+	sw.write(zeros[:(512-size%512)%512])
+	return ManifestEntry{Path: evidence.EntrySurface, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: size}, nil
+}
+
+// sameSurface reports whether data is exactly the text of s, encoding it
+// a chunk at a time.
+func sameSurface(s *evidence.CapabilitySurface, data []byte) bool {
+	off, same := 0, true
+	surfaceChunks(s, make([]byte, 0, 2*surfaceChunk), func(p []byte) []byte {
+		if same && (off+len(p) > len(data) || !bytes.Equal(p, data[off:off+len(p)])) {
+			same = false
+		}
+		off += len(p)
+		return p[:0]
+	})
+	return same && off == len(data)
 }
 
 // surfaceSize is about what appendSurface writes for s (exact when no
@@ -93,32 +229,6 @@ func appendKey(b []byte, key string) []byte {
 	b = append(b, ",\n  \""...)
 	b = append(b, key...)
 	return append(b, "\": "...)
-}
-
-func appendSet(b []byte, key string, v []wire.Bytes) []byte {
-	b = appendKey(b, key)
-	return appendList(b, v == nil, len(v), func(b []byte, i int) []byte {
-		return appendIndentedBytes(b, v[i], "    ")
-	})
-}
-
-// appendList appends an array of n items at the second level of indent,
-// each appended by item; a nil slice is null, as encoding/json writes it.
-func appendList(b []byte, isNil bool, n int, item func(b []byte, i int) []byte) []byte {
-	switch {
-	case isNil:
-		return append(b, "null"...)
-	case n == 0:
-		return append(b, "[]"...)
-	}
-	b = append(b, "[\n    "...)
-	for i := range n {
-		if i > 0 {
-			b = append(b, ",\n    "...)
-		}
-		b = item(b, i)
-	}
-	return append(b, "\n  ]"...)
 }
 
 // appendIndentedBytes appends a byte string whose line starts with

@@ -24,6 +24,19 @@ func TestAppendSurfaceMatchesEncodingJSON(t *testing.T) {
 		if got := appendSurface(nil, &s); !bytes.Equal(got, want) {
 			t.Fatalf("surface %d: appendSurface wrote\n%s\nencoding/json writes\n%s", i, got, want)
 		}
+		// In chunks of any size, the same text, and sameSurface says so.
+		chunk := 1 + r.IntN(300)
+		var got []byte
+		surfaceChunksOf(&s, nil, chunk, func(p []byte) []byte {
+			if len(p) > chunk+4096 {
+				t.Fatalf("surface %d: a chunk of %d bytes, asked for %d", i, len(p), chunk)
+			}
+			got = append(got, p...)
+			return p[:0]
+		})
+		if !bytes.Equal(got, want) || !sameSurface(&s, want) || sameSurface(&s, want[:len(want)-1]) || sameSurface(&s, append(want, ' ')) {
+			t.Fatalf("surface %d: in chunks of %d the text differs, or sameSurface is wrong", i, chunk)
+		}
 	}
 }
 

@@ -136,6 +136,13 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][
 		entries = append(entries, e)
 		return err
 	}
+	se, err := writeSurface(before, &b.Surface)
+	if err != nil {
+		before.abort()
+		after.abort()
+		return nil, err
+	}
+	entries = append(entries, se)
 	i := 0
 	for ; i < len(body) && body[i].path < evidence.EntryKernel; i++ {
 		if err := write(before, body[i]); err != nil {
