@@ -20,6 +20,11 @@
 // ring until the records read equal the kernel's emission count: the
 // drain is proven rather than timed.
 //
+// The reader puts records back in seq order (the ring gives them in
+// reservation order) and passes the events on a reused block at a time to
+// Config.Sink while the run goes, so a caller need not hold them; without
+// a sink, Finish returns them.
+//
 // All programs attach to BTF tracepoints (tp_btf), which every kernel with
 // BTF has; kprobes, fentry/fexit and the BPF LSM are not needed. Preflight
 // starts, in the background, the one-time work of the first Open: parsing

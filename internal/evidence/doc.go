@@ -6,6 +6,9 @@
 // Nothing here touches the file system; package archive turns a Bundle into
 // bytes and back. Every derived document can be recomputed from the others,
 // which is what Check relies on to catch an archive whose parts disagree.
+// What derives from the kernel layer goes through one fold (Digest), fed
+// either the whole layer or its events a block at a time as a recording
+// or a verification reads them.
 package evidence
 
 // Schema ids carried in the "schema" field of each document.

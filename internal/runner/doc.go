@@ -8,7 +8,10 @@
 // directly into the session (clone3 with CLONE_INTO_CGROUP), waiting for the
 // child and then for the session to empty (stragglers get a grace period,
 // then cgroup.kill, and are counted), drain, teardown, archive write. Each
-// phase is timed; nothing in it sleeps for a fixed time.
+// phase is timed; nothing in it sleeps for a fixed time. The kernel layer
+// is written while the child runs: the capture's sink feeds the events to
+// an archive.KernelStream, and the archive is assembled around it after
+// the drain.
 //
 // The child's exit code becomes vigil's (128+N for signal N). vigil's own
 // failures carry an *Error with ExitFailure, or ExitCannotExecute /
