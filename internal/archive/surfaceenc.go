@@ -6,33 +6,24 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"vigil/internal/evidence"
 	"vigil/internal/wire"
 )
 
-// appendSurface appends s as capability-surface.json, byte-identical to
-// marshalDoc(s) (TestAppendSurfaceMatchesEncodingJSON compares them on
-// random surfaces). A large run lists hundreds of thousands of paths, and
-// encoding/json spends most of its time calling wire.Bytes' MarshalJSON
-// and then re-indenting the result.
-func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
-	e := surfaceEncoder{b: slices.Grow(b, surfaceSize(s))}
-	e.surface(s)
-	return e.b
-}
-
 // surfaceChunk is about how much text surfaceChunks hands over at a time.
 const surfaceChunk = 64 << 10
 
-// surfaceChunks encodes s as appendSurface does, handing the text to emit
-// about surfaceChunk bytes at a time, starting in buf; emit returns the
-// buffer to go on in (p emptied, or another). Writing and reading an
-// archive go through it so that the surface, which lists every distinct
-// path of the run, is never held whole as text: on this kind of host
-// memory touched for the first time costs more than encoding it.
+// surfaceChunks encodes s as capability-surface.json, byte-identical to
+// marshalDoc(s) (TestAppendSurfaceMatchesEncodingJSON compares them on
+// random surfaces), handing the text to emit about surfaceChunk bytes at
+// a time, starting in buf; emit returns the buffer to go on in (p
+// emptied, or another). A large run lists hundreds of thousands of paths:
+// encoding/json spends most of its time in wire.Bytes' MarshalJSON and
+// re-indenting, and one buffer for the whole text is memory touched for
+// the first time, which can cost more than the encoding. Writing and
+// reading an archive both go through it.
 func surfaceChunks(s *evidence.CapabilitySurface, buf []byte, emit func(p []byte) []byte) {
 	surfaceChunksOf(s, buf, surfaceChunk, emit)
 }
@@ -201,28 +192,6 @@ func sameSurface(s *evidence.CapabilitySurface, data []byte) bool {
 		return p[:0]
 	})
 	return same && off == len(data)
-}
-
-// surfaceSize is about what appendSurface writes for s (exact when no
-// string needs an escape), so that the buffer of a surface of many paths
-// is allocated once rather than grown by copying.
-func surfaceSize(s *evidence.CapabilitySurface) int {
-	n := 1024 + len(s.RunID)
-	for _, set := range [][]wire.Bytes{s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures, s.FilesDeleted,
-		s.DirsCreated, s.LinksCreated, s.ModeChanged, s.FilesTruncated, s.Execs, s.ExecFailures} {
-		for _, p := range set {
-			n += len(p) + 8 // indent, quotes, comma, newline
-		}
-	}
-	for _, r := range s.FilesRenamed {
-		n += len(r.From) + len(r.To) + 48
-	}
-	for _, eps := range [][]evidence.Endpoint{s.Network, s.NetworkSent, s.NetworkLocal} {
-		for _, e := range eps {
-			n += len(e.Family) + len(e.Addr) + 72
-		}
-	}
-	return n
 }
 
 func appendKey(b []byte, key string) []byte {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"vigil/internal/evidence"
+	"vigil/internal/wire"
 )
 
 // TestAppendSurfaceMatchesEncodingJSON: the surface encoder writes what
@@ -65,4 +67,34 @@ func fillSurface(r *rand.Rand, v reflect.Value) {
 	case reflect.Uint16:
 		v.SetUint(uint64(r.IntN(65536)))
 	}
+}
+
+// appendSurface appends s as capability-surface.json whole: the surface
+// encoder without chunks, the form tests compare.
+func appendSurface(b []byte, s *evidence.CapabilitySurface) []byte {
+	e := surfaceEncoder{b: slices.Grow(b, surfaceSize(s))}
+	e.surface(s)
+	return e.b
+}
+
+// surfaceSize is about what appendSurface writes for s (exact when no
+// string needs an escape), so that the buffer of a surface of many paths
+// is allocated once rather than grown by copying.
+func surfaceSize(s *evidence.CapabilitySurface) int {
+	n := 1024 + len(s.RunID)
+	for _, set := range [][]wire.Bytes{s.FilesRead, s.FilesWritten, s.FilesCreated, s.OpenFailures, s.FilesDeleted,
+		s.DirsCreated, s.LinksCreated, s.ModeChanged, s.FilesTruncated, s.Execs, s.ExecFailures} {
+		for _, p := range set {
+			n += len(p) + 8 // indent, quotes, comma, newline
+		}
+	}
+	for _, r := range s.FilesRenamed {
+		n += len(r.From) + len(r.To) + 48
+	}
+	for _, eps := range [][]evidence.Endpoint{s.Network, s.NetworkSent, s.NetworkLocal} {
+		for _, e := range eps {
+			n += len(e.Family) + len(e.Addr) + 72
+		}
+	}
+	return n
 }
