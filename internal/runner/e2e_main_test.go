@@ -5,6 +5,7 @@ package runner
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -54,11 +55,23 @@ func verifyAndRead(t *testing.T, path string) *evidence.Bundle {
 	if err := archive.Verify(path); err != nil {
 		t.Fatalf("archive.Verify: %v", err)
 	}
-	b, err := archive.Read(path)
+	a, err := archive.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	// The archive was written as the events arrived; encoded at once
+	// from the same events it is the same bytes (a signed one differs by
+	// its signature entry only, which Encode does not write).
+	if a.Signature == nil {
+		var again bytes.Buffer
+		if err := archive.Encode(&again, a.Bundle); err != nil {
+			t.Fatalf("re-encoding %s: %v", path, err)
+		}
+		if data, _ := os.ReadFile(path); !bytes.Equal(data, again.Bytes()) {
+			t.Fatalf("%s (%d bytes, streamed) differs from the same events encoded at once (%d bytes)", path, len(data), again.Len())
+		}
+	}
+	return a.Bundle
 }
 
 // assertNoSessions fails if any session cgroup of a live test-started
