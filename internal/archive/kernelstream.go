@@ -73,39 +73,33 @@ func (s *KernelStream) Write(events []wire.Kernel) error {
 	case buf = <-s.free:
 	default:
 	}
-	s.lines(appendKernels(buf[:0], events))
+	p := appendKernels(buf[:0], events)
+	s.lines(p, func() {
+		select {
+		case s.free <- p:
+		default:
+		}
+	})
 	return s.err
 }
 
-// lines appends encoded lines p, whose buffer serves a later block once
-// compressed.
-func (s *KernelStream) lines(p []byte) {
+// lines appends encoded lines p; recycle, once p is compressed, lets its
+// buffer serve a later block.
+func (s *KernelStream) lines(p []byte, recycle func()) {
 	s.h.Write(p)
 	s.n += int64(len(p))
 	if s.n > limits.entry && s.err == nil {
 		// Never write what Read would refuse.
 		s.err = fmt.Errorf("%s: more than the per-entry limit of %d bytes", evidence.EntryKernel, limits.entry)
 	}
-	s.sw.writeOwned(p, func() {
-		select {
-		case s.free <- p:
-		default:
-		}
-	})
+	s.sw.writeOwned(p, recycle)
 }
 
 // writeAll writes the whole layer at once, its blocks encoded side by
 // side (kernelBlocks), into a stream without a digest: the events stay
 // with the caller, whose check folds them itself.
 func (s *KernelStream) writeAll(events []wire.Kernel) error {
-	kernelBlocks(events, func(p []byte, recycle func()) {
-		s.h.Write(p)
-		s.n += int64(len(p))
-		s.sw.writeOwned(p, recycle)
-	})
-	if s.n > limits.entry {
-		s.err = fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", evidence.EntryKernel, s.n, limits.entry)
-	}
+	kernelBlocks(events, s.lines)
 	return s.err
 }
 

@@ -115,3 +115,26 @@ func TestWriteStreamedRefusesMismatch(t *testing.T) {
 		t.Fatalf("refused writes left %d files", len(ents))
 	}
 }
+
+// A streamed layer that outgrows the entry limit refuses the rest, and
+// Close reports it: never an archive Read would refuse.
+func TestKernelStreamRefusesWhatReadWouldRefuse(t *testing.T) {
+	saved := limits
+	defer func() { limits = saved }()
+	limits.entry = 16384
+	k := evidencetest.Bundle(200, 0).Kernel
+	ks := NewKernelStream()
+	var err error
+	for i := 0; i < len(k) && err == nil; i += 10 {
+		err = ks.Write(k[i : i+10])
+	}
+	if err == nil || !strings.Contains(err.Error(), "layers/kernel.ndjson") {
+		t.Fatalf("a layer past the entry limit: %v", err)
+	}
+	if again := ks.Write(k[:1]); again == nil {
+		t.Fatal("a write after the refusal was taken")
+	}
+	if _, err := ks.Close(); err == nil {
+		t.Fatal("Close of a refused layer gave a layer")
+	}
+}
