@@ -4,6 +4,8 @@ package capture
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,4 +272,113 @@ func BenchmarkDecode(b *testing.B) {
 		b.Fatalf("decode: %v", s.firstDecode)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRecordStages shows where the kernel-side cost of recording one
+// open goes. A task in the session opens and closes a file; the capture
+// stops each recorded syscall at one stage (enum vigil_stage), so the
+// difference between two stages is what the later one adds:
+//
+//	tracked   the sys_exit tracepoint for both calls, the syscall table
+//	          lookup and the tracked-task lookup (what every syscall of
+//	          a traced task pays)
+//	begin     taking a scratch slot and filling the header (time, ids,
+//	          cgroup, comm)
+//	body      the record's body: the descriptor's file, its path walked
+//	          from dentry and mount, the name passed by pointer
+//	reserve   reserving the record's ring space (and discarding it)
+//	all       writing the record to the ring, numbering, submitting it
+//
+// The file is opened at two depths, so that the walk's cost per path
+// component is the body's difference divided by the components added.
+// Rounds interleave the stages; each metric is the median over rounds of
+// the probes' run time (BPF_ENABLE_STATS) per open, in ns.
+func BenchmarkRecordStages(b *testing.B) {
+	testenv.RequireRoot(b)
+	const deeper = 8 // components the deep path adds
+	dir := b.TempDir()
+	shallow := filepath.Join(dir, "f")
+	deepDir := dir
+	for i := range deeper {
+		deepDir = filepath.Join(deepDir, string(rune('a'+i)))
+	}
+	if err := os.MkdirAll(deepDir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	deep := filepath.Join(deepDir, "f")
+	for _, p := range []string{shallow, deep} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type cell struct {
+		name  string
+		stage vigilBPFVigilStage
+		path  string
+	}
+	cells := []cell{
+		{"tracked", vigilBPFVigilStageVIGIL_STAGE_TRACKED, shallow},
+		{"begin", vigilBPFVigilStageVIGIL_STAGE_BEGIN, shallow},
+		{"body", vigilBPFVigilStageVIGIL_STAGE_BODY, shallow},
+		{"body-deep", vigilBPFVigilStageVIGIL_STAGE_BODY, deep},
+		{"reserve", vigilBPFVigilStageVIGIL_STAGE_RESERVE, shallow},
+		{"all", vigilBPFVigilStageVIGIL_STAGE_ALL, shallow},
+	}
+	stats, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stats.Close()
+	const perRound = 50_000
+	rounds := max(b.N/perRound, 3)
+	samples := make(map[string][]float64)
+	run := func(c cell) float64 {
+		cg := testCgroup(b)
+		capt, err := Open(Config{CgroupPath: cg, stopStage: c.stage})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer capt.Close()
+		if err := helper(b, cg, "openloop", c.path, strconv.Itoa(perRound)).Run(); err != nil {
+			b.Fatal(err)
+		}
+		st, err := capt.coll.Programs[vigilBPFProgHandleSysExit].Stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c.stage == vigilBPFVigilStageVIGIL_STAGE_ALL {
+			// Every open must have been recorded, none dropped: a
+			// dropped record skips the write the stage is to show.
+			r := finish(b, capt, cg)
+			var got int
+			for _, ev := range r.Events {
+				if ev.Kind == wire.KindOpen && string(ev.Open.Path()) == c.path {
+					got++
+				}
+			}
+			if got != perRound || r.Drops[wire.KindOpen] != 0 {
+				b.Fatalf("recorded %d of %d opens, %d dropped", got, perRound, r.Drops[wire.KindOpen])
+			}
+		}
+		return float64(st.Runtime.Nanoseconds()) / perRound
+	}
+	b.ResetTimer()
+	for r := range rounds {
+		for i := range cells {
+			c := cells[(r+i)%len(cells)]
+			samples[c.name] = append(samples[c.name], run(c))
+		}
+	}
+	b.StopTimer()
+	m := make(map[string]float64)
+	for _, c := range cells {
+		m[c.name] = median(samples[c.name])
+		b.ReportMetric(m[c.name], c.name+"-ns/open")
+	}
+	b.ReportMetric(m["begin"]-m["tracked"], "add-begin-ns")
+	b.ReportMetric(m["body"]-m["begin"], "add-body-ns")
+	b.ReportMetric(m["reserve"]-m["body"], "add-reserve-ns")
+	b.ReportMetric(m["all"]-m["reserve"], "add-write-submit-ns")
+	b.ReportMetric((m["body-deep"]-m["body"])/deeper, "walk-ns/component")
+	b.ReportMetric(0, "ns/op")
 }

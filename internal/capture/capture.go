@@ -38,6 +38,10 @@ type Config struct {
 	// reused once Sink returns), and Finish returns no events. Finish
 	// returns once Sink has every event.
 	Sink func([]wire.Kernel)
+
+	// stopStage makes every recorded syscall stop at a stage short of
+	// the ring (BenchmarkRecordStages); the zero value records.
+	stopStage vigilBPFVigilStage
 }
 
 // ProbeStatus says whether one BPF program is attached.
@@ -172,6 +176,9 @@ func Open(cfg Config) (c *Capture, err error) {
 	}
 	if err := spec.Variables[vigilBPFVarSessionCgroupId].Set(c.cgroupID); err != nil {
 		return c, fmt.Errorf("capture: set session cgroup id: %w", err)
+	}
+	if err := spec.Variables[vigilBPFVarStopStage].Set(uint32(cfg.stopStage)); err != nil {
+		return c, fmt.Errorf("capture: set stop stage: %w", err)
 	}
 	// A tracepoint this kernel does not have would fail the whole load:
 	// a required one fails Open, an optional one is left out and

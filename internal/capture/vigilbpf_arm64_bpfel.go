@@ -167,6 +167,16 @@ const (
 	vigilBPFVigilOpVIGIL_OP_LISTEN  vigilBPFVigilOp = 8
 )
 
+type vigilBPFVigilStage uint32
+
+const (
+	vigilBPFVigilStageVIGIL_STAGE_ALL     vigilBPFVigilStage = 0
+	vigilBPFVigilStageVIGIL_STAGE_TRACKED vigilBPFVigilStage = 1
+	vigilBPFVigilStageVIGIL_STAGE_BEGIN   vigilBPFVigilStage = 2
+	vigilBPFVigilStageVIGIL_STAGE_BODY    vigilBPFVigilStage = 3
+	vigilBPFVigilStageVIGIL_STAGE_RESERVE vigilBPFVigilStage = 4
+)
+
 type vigilBPFVigilSys struct {
 	_       structs.HostLayout
 	Ret     int64
@@ -222,10 +232,12 @@ const (
 	vigilBPFVarBtfHook                = "btf_hook"
 	vigilBPFVarBtfKind                = "btf_kind"
 	vigilBPFVarBtfOp                  = "btf_op"
+	vigilBPFVarBtfStage               = "btf_stage"
 	vigilBPFVarClosed                 = "closed"
 	vigilBPFVarLiveTasks              = "live_tasks"
 	vigilBPFVarNextSeq                = "next_seq"
 	vigilBPFVarSessionCgroupId        = "session_cgroup_id"
+	vigilBPFVarStopStage              = "stop_stage"
 	vigilBPFVarWakeupBytes            = "wakeup_bytes"
 )
 
@@ -303,10 +315,12 @@ type vigilBPFVariableSpecs struct {
 	BtfHook         *ebpf.VariableSpec `ebpf:"btf_hook"`
 	BtfKind         *ebpf.VariableSpec `ebpf:"btf_kind"`
 	BtfOp           *ebpf.VariableSpec `ebpf:"btf_op"`
+	BtfStage        *ebpf.VariableSpec `ebpf:"btf_stage"`
 	Closed          *ebpf.VariableSpec `ebpf:"closed"`
 	LiveTasks       *ebpf.VariableSpec `ebpf:"live_tasks"`
 	NextSeq         *ebpf.VariableSpec `ebpf:"next_seq"`
 	SessionCgroupId *ebpf.VariableSpec `ebpf:"session_cgroup_id"`
+	StopStage       *ebpf.VariableSpec `ebpf:"stop_stage"`
 	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -360,10 +374,12 @@ type vigilBPFVariables struct {
 	BtfHook         *ebpf.Variable `ebpf:"btf_hook"`
 	BtfKind         *ebpf.Variable `ebpf:"btf_kind"`
 	BtfOp           *ebpf.Variable `ebpf:"btf_op"`
+	BtfStage        *ebpf.Variable `ebpf:"btf_stage"`
 	Closed          *ebpf.Variable `ebpf:"closed"`
 	LiveTasks       *ebpf.Variable `ebpf:"live_tasks"`
 	NextSeq         *ebpf.Variable `ebpf:"next_seq"`
 	SessionCgroupId *ebpf.Variable `ebpf:"session_cgroup_id"`
+	StopStage       *ebpf.Variable `ebpf:"stop_stage"`
 	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

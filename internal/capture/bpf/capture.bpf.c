@@ -40,6 +40,7 @@ const enum vigil_hook *btf_hook __attribute__((unused));
 const enum vigil_flag *btf_flag __attribute__((unused));
 const enum vigil_counter_class *btf_class __attribute__((unused));
 const enum vigil_op *btf_op __attribute__((unused));
+const enum vigil_stage *btf_stage __attribute__((unused));
 
 /* Size is replaced by the loader (Config.RingSize). */
 struct {
@@ -101,6 +102,8 @@ struct {
 /* Set by the loader. */
 volatile const __u64 wakeup_bytes = 0;
 volatile const __u64 session_cgroup_id = 0;
+/* enum vigil_stage: only benchmarks set anything but VIGIL_STAGE_ALL. */
+volatile const __u32 stop_stage = VIGIL_STAGE_ALL;
 
 /* Next sequence number; equals the number of emitted records. */
 __u64 next_seq = 0;
@@ -266,6 +269,11 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 	if (bpf_ringbuf_reserve_dynptr(&events, VIGIL_FIXED_SIZE + n, 0, &dp)) {
 		bpf_ringbuf_discard_dynptr(&dp, 0);
 		count(VIGIL_C_DROP, kind);
+		release(sl);
+		return;
+	}
+	if (stop_stage == VIGIL_STAGE_RESERVE) {
+		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		release(sl);
 		return;
 	}
@@ -919,6 +927,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		return 0; /* a successful exec is sched_process_exec's */
 	if (!current_tracked())
 		return 0;
+	if (stop_stage == VIGIL_STAGE_TRACKED)
+		return 0;
 	__u32 kind = d->kind;
 	if (kind >= VIGIL_NKINDS)
 		return 0;
@@ -941,6 +951,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	struct slot sl;
 	if (!begin(&sl, kind, VIGIL_HOOK_SYS_EXIT))
 		return 0;
+	if (stop_stage == VIGIL_STAGE_BEGIN) {
+		release(&sl);
+		return 0;
+	}
 	struct vigil_sys *sys = &sl.s->body.sys;
 	sys->ret = ret;
 	sys->nr = nr;
@@ -960,6 +974,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		break;
 	default:
 		sys_net(&sl, d, args, ret);
+	}
+	if (stop_stage == VIGIL_STAGE_BODY) {
+		release(&sl);
+		return 0;
 	}
 	emit(&sl, kind);
 	return 0;

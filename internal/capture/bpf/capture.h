@@ -71,6 +71,22 @@ enum vigil_counter_class {
 	VIGIL_NCLASSES,
 };
 
+/*
+ * Where handle_sys_exit stops for a recorded syscall, for the benchmark
+ * that shows what each stage of a record costs (BenchmarkRecordStages).
+ * The loader sets it once, before verification, so the verifier knows its
+ * value and hard-wires every test of it: a capture that records
+ * (VIGIL_STAGE_ALL) keeps only a read of it at each of the four stages
+ * (17 of handle_sys_exit's 2,482 instructions).
+ */
+enum vigil_stage {
+	VIGIL_STAGE_ALL = 0,     /* record and emit */
+	VIGIL_STAGE_TRACKED,     /* stop once the task is known to be tracked */
+	VIGIL_STAGE_BEGIN,       /* stop after taking a slot and the header */
+	VIGIL_STAGE_BODY,        /* stop after the body and strings, before the ring */
+	VIGIL_STAGE_RESERVE,     /* reserve the ring space, then discard it */
+};
+
 /* Header flags. String i (0..3) has bits VIGIL_F_STR_* << (4*i). */
 enum vigil_flag {
 	VIGIL_F_FAULT = 1 << 0,      /* a kernel or user memory read failed */
