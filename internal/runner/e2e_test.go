@@ -3,6 +3,8 @@
 package runner
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,6 +86,37 @@ func TestE2EFilesAndExitCode(t *testing.T) {
 	}
 	if err := wire.Validate("phases", data); err != nil {
 		t.Fatalf("phase log: %v", err)
+	}
+}
+
+// The phase log's vigil_max_rss_kib is vigil's own peak, not its
+// command's: a command that holds 150 MiB (dd's buffer, filled) does not
+// move it there, as it would move a measurement of the whole tree (GNU
+// time, wait4's rusage).
+func TestE2EPhaseLogMemoryIsVigilsOwn(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	arc := filepath.Join(dir, "a.tar.gz")
+	phases := filepath.Join(dir, "phases.json")
+	const heldMiB = 150
+	r := runVigil(t, dir, "record", "--run-id", "e2ememory", "--archive", arc, "--phase-log", phases, "--",
+		"dd", "if=/dev/zero", "of=/dev/null", fmt.Sprintf("bs=%dM", heldMiB), "count=1", "status=none")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0; stderr: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wire.Validate("phases", data); err != nil {
+		t.Fatalf("phase log: %v", err)
+	}
+	var pl wire.PhaseLog
+	if err := json.Unmarshal(data, &pl); err != nil {
+		t.Fatal(err)
+	}
+	if pl.MaxRSSKiB < 1024 || pl.MaxRSSKiB >= heldMiB<<10 {
+		t.Fatalf("vigil_max_rss_kib %d: want vigil's own peak, at least 1 MiB and below the %d KiB its command held", pl.MaxRSSKiB, heldMiB<<10)
 	}
 }
 
