@@ -103,6 +103,13 @@ func TestOneShotLimit(t *testing.T) {
 	}
 }
 
+// gcPercent reads the collector's pacing without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
 func TestOneShot(t *testing.T) {
 	origPercent := debug.SetGCPercent(100)
 	origLimit := debug.SetMemoryLimit(-1)

@@ -16,7 +16,6 @@ import (
 	"vigil/internal/affinity"
 	"vigil/internal/archive"
 	"vigil/internal/cgroup"
-	"vigil/internal/gcpace"
 	"vigil/internal/limits"
 	"vigil/internal/wire"
 )
@@ -258,10 +257,6 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	endWall := time.Now()
 	end()
 
-	// drain: from here to the written archive, the surface's paths and
-	// the compressed kernel layer are the heap and stay live.
-	resumeGC := gcpace.Relax()
-	defer resumeGC()
 	end = clock.begin("drain")
 	var cr *CaptureResult
 	if r.capture != nil {
@@ -327,7 +322,6 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err := r.writeArchive(b, layer); err != nil {
 		return nil, err
 	}
-	resumeGC()
 	res.Health = b.Health
 	res.Events = int(b.Events())
 	end()
