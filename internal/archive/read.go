@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
