@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"vigil/internal/testenv"
+	"vigil/internal/wire"
 )
 
 func TestRingSizeValidation(t *testing.T) {
@@ -70,5 +71,31 @@ func TestFinishOnceCloseTwice(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
+	}
+}
+
+// The stage knob of BenchmarkRecordStages: every stage short of
+// VIGIL_STAGE_ALL loads, and stops the opens it sees before the ring
+// (nothing emitted, nothing counted as dropped), while the fork, exec and
+// exit records, which do not pass the knob, are still emitted.
+func TestStopStagesStopBeforeTheRing(t *testing.T) {
+	testenv.RequireRoot(t)
+	for _, stage := range []vigilBPFVigilStage{
+		vigilBPFVigilStageVIGIL_STAGE_TRACKED, vigilBPFVigilStageVIGIL_STAGE_BEGIN,
+		vigilBPFVigilStageVIGIL_STAGE_BODY, vigilBPFVigilStageVIGIL_STAGE_RESERVE,
+	} {
+		cg := testCgroup(t)
+		c, err := Open(Config{CgroupPath: cg, stopStage: stage})
+		if err != nil {
+			t.Fatalf("stage %d: %v", stage, err)
+		}
+		if err := helper(t, cg, "openloop", "/etc/hostname", "20").Run(); err != nil {
+			t.Fatal(err)
+		}
+		r := finish(t, c, cg)
+		c.Close()
+		if r.Emitted[wire.KindOpen] != 0 || wire.Total(r.Drops) != 0 || r.Emitted[wire.KindExit] == 0 {
+			t.Errorf("stage %d: emitted %v, dropped %v: want no opens, no drops, the exits", stage, r.Emitted, r.Drops)
+		}
 	}
 }

@@ -272,7 +272,7 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 		release(sl);
 		return;
 	}
-	if (stop_stage == VIGIL_STAGE_RESERVE) {
+	if (stop_stage == VIGIL_STAGE_RESERVE && s->hdr.hook == VIGIL_HOOK_SYS_EXIT) {
 		bpf_ringbuf_discard_dynptr(&dp, BPF_RB_NO_WAKEUP);
 		release(sl);
 		return;
