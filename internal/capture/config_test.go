@@ -89,11 +89,11 @@ func TestStopStagesStopBeforeTheRing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stage %d: %v", stage, err)
 		}
+		t.Cleanup(func() { c.Close() })
 		if err := helper(t, cg, "openloop", "/etc/hostname", "20").Run(); err != nil {
 			t.Fatal(err)
 		}
 		r := finish(t, c, cg)
-		c.Close()
 		if r.Emitted[wire.KindOpen] != 0 || wire.Total(r.Drops) != 0 || r.Emitted[wire.KindExit] == 0 {
 			t.Errorf("stage %d: emitted %v, dropped %v: want no opens, no drops, the exits", stage, r.Emitted, r.Drops)
 		}
