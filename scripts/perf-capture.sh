@@ -142,12 +142,11 @@ agent() {
 import json, os, sys
 ins = json.load(open(sys.argv[1])); ph = json.load(open(sys.argv[2]))
 v, want, conc = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
-# vigil's own peak from its phase log; a vigil that does not write it
-# (an older BEFORE) leaves GNU time's, the largest process of the tree,
-# which here is often the agent.
-rss, rss_of = int(open(sys.argv[6]).read().split()[-1]) / 1024, "tree"
-if ph.get("vigil_max_rss_kib"):
-    rss, rss_of = ph["vigil_max_rss_kib"] / 1024, "vigil"
+# GNU time's peak is the largest process of the tree (here often the
+# agent); vigil's own comes from its phase log, when it writes it (an
+# older BEFORE does not).
+tree_rss = int(open(sys.argv[6]).read().split()[-1]) / 1024
+own = f"{ph['vigil_max_rss_kib'] / 1024:.0f} MiB" if ph.get("vigil_max_rss_kib") else "not reported"
 vwall, vrss = open(sys.argv[7]).read().split()[-2:]
 size = os.path.getsize(sys.argv[8])
 ring = sys.argv[9] if sys.argv[9] != "0" else "default"
@@ -159,7 +158,7 @@ total = ins["total_events"]
 print(f"{v:7s} conc {conc:2d}  ring {ring:>8s}  events {total}  opens {opens} (worker files {want}, listed {worker})  "
       f"drops {h['ringbuf_drops']['total']}  child_runtime {rt:.2f}s  {total/rt if rt else 0:,.0f} events/s  "
       f"drain {ph['phases_ms'].get('drain', 0):.0f}ms  kernel_layer {h['kernel_layer']['status']}")
-print(f"        record peak RSS ({rss_of}) {rss:.0f} MiB  archive_write {ph['phases_ms'].get('archive_write', 0)/1000:.2f}s  "
+print(f"        record peak RSS: vigil {own}, tree {tree_rss:.0f} MiB  archive_write {ph['phases_ms'].get('archive_write', 0)/1000:.2f}s  "
       f"archive {size/1e6:.1f} MB ({size/max(total, 1):.1f} B/event)  verify {vwall}s, peak RSS {int(vrss)/1024:.0f} MiB")
 PY
 }
@@ -225,9 +224,7 @@ for rep in range(reps + 1):  # the first round warms up and is not kept
             r.update({k: ph.get(k, 0) / 1000 for k in ("child_runtime", "drain", "archive_write")})
             # vigil's own peak when its phase log has it (GNU time's is
             # the tree's largest process; tar's own is the bare row's).
-            r["rss_of"] = "tree"
-            if pl.get("vigil_max_rss_kib"):
-                r["rss"], r["rss_of"] = pl["vigil_max_rss_kib"] / 1024, "vigil"
+            r["own_rss"] = pl.get("vigil_max_rss_kib", 0) / 1024
         if rep > 0:
             rows[v].append(r)
 shutil.rmtree(out, ignore_errors=True)
@@ -237,7 +234,8 @@ for v in variants:
     ins = json.loads(subprocess.run([f"{work}/vigil-{v}", "inspect", "--json", f"{work}/tar-{v}.vgl"], check=True, capture_output=True).stdout)
     n, h = ins["total_events"], ins["health"]
     added = statistics.median(a["wall"] - b["wall"] for a, b in zip(rows[v], rows["bare"]))
-    print(f"{v:7s} wall {med(v, 'wall'):.3f} s  cpu {med(v, 'cpu'):.3f} s  peak RSS ({rows[v][-1]['rss_of']}) {med(v, 'rss'):.1f} MiB  "
+    own = f"{med(v, 'own_rss'):.1f} MiB" if med(v, 'own_rss') else "not reported"
+    print(f"{v:7s} wall {med(v, 'wall'):.3f} s  cpu {med(v, 'cpu'):.3f} s  peak RSS: vigil {own}, tree {med(v, 'rss'):.1f} MiB  "
           f"child_runtime {med(v, 'child_runtime'):.3f} s  drain {med(v, 'drain'):.3f} s  archive_write {med(v, 'archive_write'):.3f} s")
     print(f"        events {n} (opens {h['emitted']['open']}), drops {h['ringbuf_drops']['total']}, kernel_layer {h['kernel_layer']['status']} (last round); "
           f"added wall {added:.3f} s = {added / n * 1e6:.2f} µs per captured event, fixed costs included")

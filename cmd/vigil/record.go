@@ -167,7 +167,7 @@ Exit codes:
 	// without "--".
 	f.SetInterspersed(false)
 	f.StringVar(&o.ArchivePath, "archive", "", "write the evidence archive to `FILE` (required; replaced atomically)")
-	f.IntVar(&o.RingSize, "ring-size", 0, "ring-buffer size in `BYTES` (power of two, multiple of the page size; 0 = capture default, 8 MiB). On some hosts a smaller ring costs less per event (less memory to cycle through), but it fills sooner in a burst; every record that does not fit is counted as a drop")
+	f.IntVar(&o.RingSize, "ring-size", 0, fmt.Sprintf("ring-buffer size in `BYTES` (power of two, multiple of the page size; 0 = %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
 	f.DurationVar(&o.Grace, "grace", runner.DefaultGrace, "how long processes left after CMD exits may run before they are killed")
 	f.StringVar(&o.PhaseLogPath, "phase-log", "", "write the runner's phase timings as JSON to `FILE` (schema phases)")
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")

@@ -210,6 +210,14 @@ func TestVerifyTruncatedAndTrailing(t *testing.T) {
 	zw.Close()
 	mustFail(t, re.Bytes(), "", "data after the tar end marker")
 
+	// The gzip trailer is checked: its CRC-32 and its length, each on an
+	// otherwise intact stream.
+	for _, at := range []int{len(data) - 8, len(data) - 1} {
+		bad := append([]byte{}, data...)
+		bad[at] ^= 0x01
+		mustFail(t, bad, "", "invalid checksum")
+	}
+
 	// A corrupted compressed byte fails the stream (or its checksum).
 	bad := append([]byte{}, data...)
 	bad[len(bad)/2] ^= 0xff

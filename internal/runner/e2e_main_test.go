@@ -24,7 +24,9 @@ func TestMain(m *testing.M) { testenv.Main(m, runHelper) }
 type result struct {
 	code           int
 	stdout, stderr string
-	maxRSSKiB      int64 // vigil's peak resident memory
+	// treeMaxRSSKiB is wait4's ru_maxrss: the larger of vigil's own peak
+	// and that of the largest process vigil waited for.
+	treeMaxRSSKiB int64
 }
 
 // runVigil runs the vigil binary in dir with args and waits for it.

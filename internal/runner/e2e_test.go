@@ -115,6 +115,10 @@ func TestE2EPhaseLogMemoryIsVigilsOwn(t *testing.T) {
 	if err := json.Unmarshal(data, &pl); err != nil {
 		t.Fatal(err)
 	}
+	// The tree's peak shows the command did hold the memory.
+	if r.treeMaxRSSKiB < heldMiB<<10 {
+		t.Fatalf("peak RSS of vigil's tree %d KiB: the command did not hold %d MiB", r.treeMaxRSSKiB, heldMiB)
+	}
 	if pl.MaxRSSKiB < 1024 || pl.MaxRSSKiB >= heldMiB<<10 {
 		t.Fatalf("vigil_max_rss_kib %d: want vigil's own peak, at least 1 MiB and below the %d KiB its command held", pl.MaxRSSKiB, heldMiB<<10)
 	}

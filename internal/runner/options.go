@@ -30,6 +30,10 @@ import (
 // nothing when the session empties with the child, which is the common case.
 const DefaultGrace = 2 * time.Second
 
+// DefaultRingSize is the capture's ring-buffer size when Options.RingSize
+// is 0.
+const DefaultRingSize = capture.DefaultRingSize
+
 // Options configure one recorded run.
 type Options struct {
 	// Argv is the command to run; Argv[0] is looked up in PATH.

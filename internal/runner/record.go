@@ -347,7 +347,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	res.Phases.TotalMS = clock.total()
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) == nil {
-		res.Phases.MaxRSSKiB = ru.Maxrss // kilobytes on Linux
+		res.Phases.MaxRSSKiB = int64(ru.Maxrss) // kilobytes on Linux
 	}
 	if o.PhaseLogPath != "" {
 		if err := writeJSONAtomic(o.PhaseLogPath, res.Phases); err != nil {

@@ -70,7 +70,7 @@ func TestE2ETinyRingIsPartial(t *testing.T) {
 	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[wire.KindOpen] == 0 {
 		t.Errorf("drop causes %+v; want ring_full opens", h.RingbufDrops.Causes)
 	}
-	t.Logf("%d events archived, %d dropped; vigil's peak RSS %d KiB", len(b.Kernel), h.RingbufDrops.Total, r.maxRSSKiB)
+	t.Logf("%d events archived, %d dropped; peak RSS of vigil's tree %d KiB", len(b.Kernel), h.RingbufDrops.Total, r.treeMaxRSSKiB)
 	if !strings.Contains(r.stderr, "partial") {
 		t.Errorf("stderr does not report the partial layer: %s", r.stderr)
 	}
