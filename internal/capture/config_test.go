@@ -85,11 +85,7 @@ func TestStopStagesStopBeforeTheRing(t *testing.T) {
 		vigilBPFVigilStageVIGIL_STAGE_BODY, vigilBPFVigilStageVIGIL_STAGE_RESERVE,
 	} {
 		cg := testCgroup(t)
-		c, err := Open(Config{CgroupPath: cg, stopStage: stage})
-		if err != nil {
-			t.Fatalf("stage %d: %v", stage, err)
-		}
-		t.Cleanup(func() { c.Close() })
+		c := openCaptureWith(t, Config{CgroupPath: cg, stopStage: stage})
 		if err := helper(t, cg, "openloop", "/etc/hostname", "20").Run(); err != nil {
 			t.Fatal(err)
 		}

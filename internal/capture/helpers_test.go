@@ -216,7 +216,14 @@ func helper(t testing.TB, dir, mode string, args ...string) *exec.Cmd {
 // openCapture opens a capture on dir and closes it at cleanup.
 func openCapture(t testing.TB, dir string, ringSize int) *Capture {
 	t.Helper()
-	c, err := Open(Config{CgroupPath: dir, RingSize: ringSize})
+	return openCaptureWith(t, Config{CgroupPath: dir, RingSize: ringSize})
+}
+
+// openCaptureWith opens a capture of cfg, requires every probe attached,
+// and closes it at cleanup.
+func openCaptureWith(t testing.TB, cfg Config) *Capture {
+	t.Helper()
+	c, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,20 +31,7 @@ func runHelperIn(t *testing.T, mode string, args ...string) (string, *Result, *C
 	// blocks reused once the sink returns (the structs are copied; what
 	// they point to is never written again).
 	var got []wire.Kernel
-	c, err := Open(Config{CgroupPath: cg, Sink: func(ev []wire.Kernel) { got = append(got, ev...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	for _, p := range c.Probes() {
-		if !p.Attached {
-			t.Fatalf("probe %s not attached: %s", p.Name, p.Error)
-		}
-	}
+	c := openCaptureWith(t, Config{CgroupPath: cg, Sink: func(ev []wire.Kernel) { got = append(got, ev...) }})
 	cmd := helper(t, cg, mode, args...)
 	out, err := cmd.Output()
 	if err != nil {
