@@ -1,0 +1,21 @@
+package spill
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// createAnonymous opens an O_TMPFILE file, which never has a name. A file
+// system without O_TMPFILE gets a named file removed at once.
+func createAnonymous(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return f, nil
+	}
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) {
+		return createRemoved(dir)
+	}
+	return nil, err
+}

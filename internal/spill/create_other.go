@@ -1,0 +1,7 @@
+//go:build !linux
+
+package spill
+
+import "os"
+
+func createAnonymous(dir string) (*os.File, error) { return createRemoved(dir) }
