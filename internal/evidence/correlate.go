@@ -1,6 +1,8 @@
 package evidence
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"vigil/internal/wire"
@@ -75,24 +77,69 @@ func (s EventSet) Events(kernel []wire.Kernel) []wire.Kernel {
 }
 
 // newEventSet builds an EventSet from the events of ix at idx.
-func newEventSet(ix *timeIndex, idx []int) EventSet {
-	set := EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}
+func newEventSet(ix *timeIndex, idx []uint32) EventSet {
 	seqs := make([]uint64, 0, len(idx))
+	b := newEventSetBuilder()
 	for _, k := range idx {
-		set.Total++
-		set.ByKind[ix.kindAt(k)]++
-		seqs = append(seqs, ix.seqAt(k))
+		seqs = append(seqs, ix.seqAt(int(k)))
+		b.count(ix.kindAt(int(k)))
 	}
-	sort.Slice(seqs, func(a, b int) bool { return seqs[a] < seqs[b] })
+	slices.Sort(seqs)
 	for _, q := range seqs {
-		n := len(set.SeqRanges)
-		if n > 0 && set.SeqRanges[n-1][1]+1 == q {
-			set.SeqRanges[n-1][1] = q
+		b.extend(q)
+	}
+	return b.set
+}
+
+// unattributedSet builds the EventSet of the events of ix not marked in
+// attributed. A layer in seq order (every one Check accepts) gives its
+// seqs in order, so nothing is collected or sorted: a run of a million
+// events costs no list of a million; any other falls back to newEventSet.
+func unattributedSet(ix *timeIndex, attributed []bool) EventSet {
+	b := newEventSetBuilder()
+	var last uint64
+	for k, in := range attributed {
+		if in {
 			continue
 		}
-		set.SeqRanges = append(set.SeqRanges, [2]uint64{q, q})
+		q := ix.seqAt(k)
+		if b.set.Total > 0 && q < last {
+			var rest []uint32
+			for k, in := range attributed {
+				if !in {
+					rest = append(rest, uint32(k))
+				}
+			}
+			return newEventSet(ix, rest)
+		}
+		last = q
+		b.count(ix.kindAt(k))
+		b.extend(q)
 	}
-	return set
+	return b.set
+}
+
+// eventSetBuilder counts events by kind and folds seqs, given in
+// increasing order (repeats each make a range of their own), into ranges.
+type eventSetBuilder struct {
+	set EventSet
+}
+
+func newEventSetBuilder() *eventSetBuilder {
+	return &eventSetBuilder{set: EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}}
+}
+
+func (b *eventSetBuilder) count(k wire.Kind) {
+	b.set.Total++
+	b.set.ByKind[k]++
+}
+
+func (b *eventSetBuilder) extend(q uint64) {
+	if n := len(b.set.SeqRanges); n > 0 && b.set.SeqRanges[n-1][1]+1 == q {
+		b.set.SeqRanges[n-1][1] = q
+		return
+	}
+	b.set.SeqRanges = append(b.set.SeqRanges, [2]uint64{q, q})
 }
 
 // Correlate assigns kernel events to the tool calls in sdk by time window.
@@ -134,18 +181,20 @@ func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
 	}
 
 	// Index the events by time so each window is two binary searches.
-	order := make([]int, ix.len())
+	// 32-bit indexes: a layer is far below 2^32 events (the entry limit),
+	// and a million-event run's index is 4 MB, not 8.
+	order := make([]uint32, ix.len())
 	for i := range order {
-		order[i] = i
+		order[i] = uint32(i)
 	}
-	sort.SliceStable(order, func(a, b int) bool { return ix.tsAt(order[a]) < ix.tsAt(order[b]) })
+	slices.SortStableFunc(order, func(a, b uint32) int { return cmp.Compare(ix.tsAt(int(a)), ix.tsAt(int(b))) })
 	attributed := make([]bool, ix.len())
 	for i := range r.ToolCalls {
 		tc := &r.ToolCalls[i]
-		lo := sort.Search(len(order), func(j int) bool { return ix.tsAt(order[j]) >= tc.StartedMonoNS })
+		lo := sort.Search(len(order), func(j int) bool { return ix.tsAt(int(order[j])) >= tc.StartedMonoNS })
 		hi := len(order)
 		if tc.Completed {
-			hi = sort.Search(len(order), func(j int) bool { return ix.tsAt(order[j]) > tc.CompletedMonoNS })
+			hi = sort.Search(len(order), func(j int) bool { return ix.tsAt(int(order[j])) > tc.CompletedMonoNS })
 		}
 		in := order[lo:max(lo, hi)]
 		for _, k := range in {
@@ -153,12 +202,6 @@ func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
 		}
 		tc.Kernel = newEventSet(ix, in)
 	}
-	var rest []int
-	for k, in := range attributed {
-		if !in {
-			rest = append(rest, k)
-		}
-	}
-	r.Unattributed = newEventSet(ix, rest)
+	r.Unattributed = unattributedSet(ix, attributed)
 	return r
 }
