@@ -28,7 +28,9 @@
 // text: writing encodes it a block of events at a time into segments that
 // compress as they fill (KernelStream, which a recording feeds as the
 // events arrive), and reading decodes each line into its event as it
-// arrives.
+// arrives. A recording holds not even the compressed layer, nor the paths
+// its surface lists: NewKernelStreamSpilling puts both in anonymous
+// scratch files (package spill), and the surface is written from them.
 package archive
 
 // Limits applied when reading. An archive beyond them is rejected, not

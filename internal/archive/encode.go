@@ -45,12 +45,7 @@ func encodeTo(w io.Writer, b *evidence.Bundle, layer *KernelLayer, key *attest.K
 	if err != nil {
 		return err
 	}
-	for _, p := range out {
-		if _, err := w.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out.writeTo(w)
 }
 
 // Write writes b to path atomically, by atomicfile.WriteFrom: on an error
@@ -71,6 +66,9 @@ func WriteSigned(path string, b *evidence.Bundle, key *attest.Key) error {
 func WriteStreamed(path string, b *evidence.Bundle, layer *KernelLayer, key *attest.Key) error {
 	if b.Streamed == nil || b.Streamed != layer.digest {
 		return fmt.Errorf("archive: the bundle was not assembled from this kernel layer's digest")
+	}
+	if layer.released {
+		return fmt.Errorf("archive: the kernel layer was released")
 	}
 	return atomicfile.WriteFrom(path, func(w io.Writer) error { return encodeTo(w, b, layer, key) })
 }

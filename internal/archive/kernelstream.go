@@ -2,10 +2,12 @@ package archive
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash"
 
 	"vigil/internal/evidence"
+	"vigil/internal/spill"
 	"vigil/internal/wire"
 )
 
@@ -28,6 +30,9 @@ type KernelStream struct {
 	free   chan []byte
 	err    error
 	closed bool
+	// files are the scratch files the stream spills to, released with
+	// the stream (Abort) or its layer (Release).
+	files []*spill.File
 }
 
 // KernelLayer is a kernel layer written by a KernelStream: its compressed
@@ -38,7 +43,30 @@ type KernelLayer struct {
 	size   int64
 	sum    [sha256.Size]byte
 	digest *evidence.Digest
+	files  []*spill.File
+	// unspooled counts segments the scratch file refused, kept in memory;
+	// spoolErr is the first refusal.
+	unspooled int64
+	spoolErr  error
+	released  bool
 }
+
+// Release frees the scratch files of a layer from NewKernelStreamSpilling
+// once its archive is written (or will not be): the layer cannot be
+// written after.
+func (l *KernelLayer) Release() error {
+	var errs []error
+	for _, f := range l.files {
+		errs = append(errs, f.Close())
+	}
+	l.files, l.segs, l.released = nil, nil, true
+	return errors.Join(errs...)
+}
+
+// Unspooled reports the compressed segments that stayed in memory because
+// the scratch file refused them (the archive still holds them: only the
+// memory bound is lost), and the first refusal.
+func (l *KernelLayer) Unspooled() (int64, error) { return l.unspooled, l.spoolErr }
 
 // Digest is the digest of exactly the events the layer holds, in order
 // (nil for the layer Encode writes of events it was given whole).
@@ -49,6 +77,33 @@ func (l *KernelLayer) Size() int64 { return l.size }
 
 // NewKernelStream starts an empty layer.
 func NewKernelStream() *KernelStream { return newKernelStream(evidence.NewDigest()) }
+
+// NewKernelStreamSpilling starts an empty layer that keeps a long run out
+// of memory: its compressed segments go to an anonymous scratch file in
+// dir as they are made, and its digest moves the paths it has seen to
+// another once it holds many (evidence.Digest's SpillTo, default
+// limits). The files have no name: nothing is left in dir, however the
+// process ends. The archive is the same byte for byte. Release the layer,
+// or Abort the stream, to free them.
+func NewKernelStreamSpilling(dir string) (*KernelStream, error) {
+	return newKernelStreamSpilling(dir, evidence.SpillLimits{})
+}
+
+func newKernelStreamSpilling(dir string, l evidence.SpillLimits) (*KernelStream, error) {
+	paths, err := spill.Create(dir)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := spill.Create(dir)
+	if err != nil {
+		paths.Close()
+		return nil, err
+	}
+	s := newKernelStream(evidence.NewDigest().SpillTo(paths, l))
+	s.sw = newSpoolingSegmentWriter(SegmentBytes, segs)
+	s.files = []*spill.File{paths, segs}
+	return s, nil
+}
 
 // newKernelStream starts a layer folded into d; nil for a layer whose
 // events are held and checked by the caller (Encode).
@@ -110,13 +165,18 @@ func (s *KernelStream) Close() (*KernelLayer, error) {
 	}
 	s.closed = true
 	segs, err := s.sw.close(false)
+	if s.err == nil {
+		s.err = err
+	}
 	if s.err != nil {
+		s.releaseFiles()
 		return nil, s.err
 	}
-	if err != nil {
-		return nil, err
+	l := &KernelLayer{segs: segs, size: s.n, digest: s.digest, files: s.files, unspooled: s.sw.spoolFailed.Load()}
+	if e := s.sw.spoolErr.Load(); e != nil {
+		l.spoolErr = *e
 	}
-	l := &KernelLayer{segs: segs, size: s.n, digest: s.digest}
+	s.files = nil
 	s.h.Sum(l.sum[:0])
 	return l, nil
 }
@@ -127,4 +187,12 @@ func (s *KernelStream) Abort() {
 		s.closed = true
 		s.sw.abort()
 	}
+	s.releaseFiles()
+}
+
+func (s *KernelStream) releaseFiles() {
+	for _, f := range s.files {
+		f.Close()
+	}
+	s.files = nil
 }

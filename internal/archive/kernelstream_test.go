@@ -20,7 +20,12 @@ import (
 // its decode buffers), and returns the streamed bundle and its layer.
 func streamed(t *testing.T, b *evidence.Bundle, r *rand.Rand) (*evidence.Bundle, *KernelLayer) {
 	t.Helper()
-	ks := NewKernelStream()
+	return streamedWith(t, b, r, NewKernelStream())
+}
+
+// streamedWith is streamed through ks.
+func streamedWith(t *testing.T, b *evidence.Bundle, r *rand.Rand, ks *KernelStream) (*evidence.Bundle, *KernelLayer) {
+	t.Helper()
 	for rest := b.Kernel; len(rest) > 0; {
 		n := min(len(rest), 1+r.IntN(3000))
 		block := append([]wire.Kernel(nil), rest[:n]...)
@@ -37,6 +42,16 @@ func streamed(t *testing.T, b *evidence.Bundle, r *rand.Rand) (*evidence.Bundle,
 		t.Fatal(err)
 	}
 	return evidence.AssembleStreamed(b.Run, layer.Digest(), b.SDK, evidence.InputOf(b.Health)), layer
+}
+
+func spooledSegments(l *KernelLayer) int {
+	n := 0
+	for _, s := range l.segs {
+		if s.spooled {
+			n++
+		}
+	}
+	return n
 }
 
 // An archive whose kernel layer was written as it arrived is byte for
@@ -56,18 +71,40 @@ func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
 			if err := WriteSigned(want, b, k); err != nil {
 				t.Fatal(err)
 			}
-			sb, layer := streamed(t, b, r)
-			if layer.Size() == 0 != (n == 0) {
-				t.Fatalf("%d events make a layer of %d bytes", n, layer.Size())
-			}
-			got := filepath.Join(dir, "streamed.tar.gz")
-			if err := WriteStreamed(got, sb, layer, k); err != nil {
+			// The paths held in memory, or moved to an anonymous file a
+			// few dozen at a time, the runs there merged every few.
+			spilling, err := newKernelStreamSpilling(dir, evidence.SpillLimits{Paths: 40, Runs: 3})
+			if err != nil {
 				t.Fatal(err)
 			}
-			g, _ := os.ReadFile(got)
-			w, _ := os.ReadFile(want)
-			if !bytes.Equal(g, w) {
-				t.Fatalf("%d events, signed %v: streamed archive %d bytes, in memory %d, first difference at %d", n, k != nil, len(g), len(w), firstDiffAt(g, w))
+			var got string
+			for _, ks := range []*KernelStream{NewKernelStream(), spilling} {
+				sb, layer := streamedWith(t, b, r, ks)
+				if layer.Size() == 0 != (n == 0) {
+					t.Fatalf("%d events make a layer of %d bytes", n, layer.Size())
+				}
+				if st := layer.Digest().Spilled(); ks == spilling && (n >= 1500) != (st.Runs > 0 && st.Merges > 0) {
+					t.Fatalf("%d events: spilled %+v", n, st)
+				}
+				if spooled := spooledSegments(layer); ks == spilling && spooled != len(layer.segs) || ks != spilling && spooled > 0 {
+					t.Fatalf("%d events, spilling %v: %d of %d segments in the scratch file", n, ks == spilling, spooled, len(layer.segs))
+				}
+				got = filepath.Join(dir, "streamed.tar.gz")
+				if err := WriteStreamed(got, sb, layer, k); err != nil {
+					t.Fatal(err)
+				}
+				g, _ := os.ReadFile(got)
+				w, _ := os.ReadFile(want)
+				if !bytes.Equal(g, w) {
+					t.Fatalf("%d events, signed %v, spilling %v: streamed archive %d bytes, in memory %d, first difference at %d",
+						n, k != nil, ks == spilling, len(g), len(w), firstDiffAt(g, w))
+				}
+				if err := layer.Release(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+				t.Fatalf("%s holds %d names, want the two archives only", dir, len(ents))
 			}
 			back, err := Read(got)
 			if err != nil {
@@ -77,6 +114,81 @@ func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
 				t.Fatalf("%d events: read back %d events, not the ones written", n, len(back.Kernel))
 			}
 		}
+	}
+}
+
+// With the default limits, a layer touching more distinct paths than the
+// digest holds moves them to its scratch file, and every compressed
+// segment goes to the other; the archive is still the one made in memory,
+// and releasing the layer leaves nothing in the directory.
+func TestSpillingStreamAtDefaultLimits(t *testing.T) {
+	b := evidencetest.Bundle(140_000, 3) // about 70,000 distinct paths
+	dir := t.TempDir()
+	want := filepath.Join(dir, "memory.tar.gz")
+	if err := Write(want, b); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKernelStreamSpilling(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(7, 8)), ks)
+	if st := layer.Digest().Spilled(); st.Runs == 0 || st.Err != nil {
+		t.Fatalf("spilled %+v, want runs at the default limits", st)
+	}
+	if n := spooledSegments(layer); n != len(layer.segs) || n < 2 {
+		t.Fatalf("%d of %d segments in the scratch file", n, len(layer.segs))
+	}
+	got := filepath.Join(dir, "streamed.tar.gz")
+	if err := WriteStreamed(got, sb, layer, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := layer.Release(); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := os.ReadFile(got)
+	w, _ := os.ReadFile(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("spilled archive %d bytes, in memory %d, first difference at %d", len(g), len(w), firstDiffAt(g, w))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Fatalf("%s holds %d names, want the two archives only", dir, len(ents))
+	}
+	// A released layer's segments are gone: it is never written again.
+	if err := WriteStreamed(filepath.Join(dir, "again.tar.gz"), sb, layer, nil); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Fatalf("writing a released layer: %v", err)
+	}
+}
+
+// A segment the scratch file refuses stays in memory and is counted: the
+// archive is complete all the same.
+func TestSpoolRefusalKeepsSegmentsInMemory(t *testing.T) {
+	b := evidencetest.Bundle(30_000, 3)
+	dir := t.TempDir()
+	want := filepath.Join(dir, "memory.tar.gz")
+	if err := Write(want, b); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKernelStreamSpilling(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The segments' file closed under the stream: every write fails.
+	ks.files[1].Close()
+	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(9, 10)), ks)
+	n, why := layer.Unspooled()
+	if n == 0 || n != int64(len(layer.segs)) || why == nil || spooledSegments(layer) != 0 {
+		t.Fatalf("%d of %d segments unspooled (%v), %d spooled", n, len(layer.segs), why, spooledSegments(layer))
+	}
+	got := filepath.Join(dir, "streamed.tar.gz")
+	if err := WriteStreamed(got, sb, layer, nil); err != nil {
+		t.Fatal(err)
+	}
+	layer.Release()
+	g, _ := os.ReadFile(got)
+	w, _ := os.ReadFile(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("archive %d bytes, in memory %d, first difference at %d", len(g), len(w), firstDiffAt(g, w))
 	}
 }
 

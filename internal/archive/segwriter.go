@@ -1,10 +1,14 @@
 package archive
 
 import (
+	"bytes"
 	"hash/crc32"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"vigil/internal/spill"
 )
 
 // segmentWriter cuts the stream written to it into segments of size bytes,
@@ -12,6 +16,10 @@ import (
 // soon as it is known to be full and not the last (the last one ends the
 // deflate stream, or not, as close says). So the stream is never held
 // whole uncompressed: what a worker has compressed is dropped.
+//
+// With a spool, each compressed segment goes to that scratch file and is
+// dropped from memory too, so a long recording holds none of its layer;
+// a segment the spool refuses stays in memory (counted: spoolFailed).
 type segmentWriter struct {
 	size    int
 	cur     *segment
@@ -19,6 +27,11 @@ type segmentWriter struct {
 	jobs    chan *segment
 	workers sync.WaitGroup
 	stop    sync.Once
+	spool   *spill.File
+	// spoolFailed counts segments kept in memory because the spool
+	// refused them; spoolErr is the first refusal.
+	spoolFailed atomic.Int64
+	spoolErr    atomic.Pointer[error]
 }
 
 type segment struct {
@@ -26,13 +39,32 @@ type segment struct {
 	refs   []*pieceRef
 	n      int
 	final  bool
-	out    []byte
+	out    []byte // the compressed bytes, unless spooled
 	crc    uint32
 	err    error
+	// spooled says the compressed bytes are outN bytes at off in spool.
+	spooled bool
+	spool   *spill.File
+	off     int64
+	outN    int64
 }
 
-func newSegmentWriter(size int) *segmentWriter {
-	w := &segmentWriter{size: size, cur: &segment{}}
+// writeTo writes s's compressed bytes to w.
+func (s *segment) writeTo(w io.Writer) error {
+	if !s.spooled {
+		_, err := w.Write(s.out)
+		return err
+	}
+	_, err := io.Copy(w, s.spool.Section(s.off, s.outN))
+	return err
+}
+
+func newSegmentWriter(size int) *segmentWriter { return newSpoolingSegmentWriter(size, nil) }
+
+// newSpoolingSegmentWriter is newSegmentWriter whose compressed segments
+// go to spool (nil: they stay in memory).
+func newSpoolingSegmentWriter(size int, spool *spill.File) *segmentWriter {
+	w := &segmentWriter{size: size, cur: &segment{}, spool: spool}
 	w.segs = append(w.segs, w.cur)
 	n := runtime.GOMAXPROCS(0)
 	// A job queue as long as the pool: the writer waits when the workers
@@ -47,7 +79,11 @@ func newSegmentWriter(size int) *segmentWriter {
 				for _, p := range s.pieces {
 					s.crc = crc32.Update(s.crc, crc32.IEEETable, p)
 				}
-				s.out, s.err = d.segment(s.pieces, s.final)
+				if w.spool == nil {
+					s.out, s.err = d.segment(s.pieces, s.final)
+				} else {
+					w.compressToSpool(&d, s)
+				}
 				s.pieces = nil
 				for _, r := range s.refs {
 					r.release()
@@ -57,6 +93,24 @@ func newSegmentWriter(size int) *segmentWriter {
 		}()
 	}
 	return w
+}
+
+// compressToSpool compresses s into the spool, or into memory should the
+// spool refuse it.
+func (w *segmentWriter) compressToSpool(d *deflater, s *segment) {
+	out, err := d.compress(s.pieces, s.final)
+	if err != nil {
+		s.err = err
+		return
+	}
+	off, err := w.spool.Append(out)
+	if err != nil {
+		w.spoolFailed.Add(1)
+		w.spoolErr.CompareAndSwap(nil, &err)
+		s.out = bytes.Clone(out)
+		return
+	}
+	s.spooled, s.spool, s.off, s.outN = true, w.spool, off, int64(len(out))
 }
 
 // pieceRef counts the segments still to compress that hold part of a

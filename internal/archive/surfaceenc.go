@@ -24,17 +24,26 @@ const surfaceChunk = 64 << 10
 // re-indenting, and one buffer for the whole text is memory touched for
 // the first time, which can cost more than the encoding. Writing and
 // reading an archive both go through it.
-func surfaceChunks(s *evidence.CapabilitySurface, buf []byte, emit func(p []byte) []byte) {
-	surfaceChunksOf(s, buf, surfaceChunk, emit)
+//
+// With paths set, s's path lists are ignored (a streamed bundle's are
+// nil) and paths gives them, one path at a time, from wherever it holds
+// them: then the text is never held whole, nor are its paths. An error
+// paths returns ends the encoding.
+func surfaceChunks(s *evidence.CapabilitySurface, paths *evidence.Digest, buf []byte, emit func(p []byte) []byte) error {
+	return surfaceChunksOf(s, paths, buf, surfaceChunk, emit)
 }
 
 // surfaceChunksOf is surfaceChunks with chunks of about chunk bytes.
-func surfaceChunksOf(s *evidence.CapabilitySurface, buf []byte, chunk int, emit func(p []byte) []byte) {
-	e := surfaceEncoder{b: buf[:0], emit: emit, chunk: chunk}
+func surfaceChunksOf(s *evidence.CapabilitySurface, paths *evidence.Digest, buf []byte, chunk int, emit func(p []byte) []byte) error {
+	e := surfaceEncoder{b: buf[:0], emit: emit, chunk: chunk, paths: paths}
 	e.surface(s)
+	if e.err != nil {
+		return e.err
+	}
 	if len(e.b) > 0 {
 		emit(e.b)
 	}
+	return nil
 }
 
 // surfaceEncoder writes a surface's text into b, handing b to emit after
@@ -43,6 +52,8 @@ type surfaceEncoder struct {
 	b     []byte
 	emit  func([]byte) []byte
 	chunk int
+	paths *evidence.Digest // the path lists' source, when not the surface
+	err   error
 }
 
 func (e *surfaceEncoder) flush() {
@@ -58,12 +69,13 @@ func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
 	e.b = appendString(e.b, s.RunID)
 	for _, f := range []struct {
 		key string
-		v   []wire.Bytes
+		l   evidence.PathList
 	}{
-		{"files_read", s.FilesRead}, {"files_written", s.FilesWritten}, {"files_created", s.FilesCreated},
-		{"open_failures", s.OpenFailures}, {"files_deleted", s.FilesDeleted}, {"dirs_created", s.DirsCreated},
+		{"files_read", evidence.ListFilesRead}, {"files_written", evidence.ListFilesWritten},
+		{"files_created", evidence.ListFilesCreated}, {"open_failures", evidence.ListOpenFailures},
+		{"files_deleted", evidence.ListFilesDeleted}, {"dirs_created", evidence.ListDirsCreated},
 	} {
-		e.set(f.key, f.v)
+		e.set(s, f.key, f.l)
 	}
 	e.b = appendKey(e.b, "files_renamed")
 	e.list(s.FilesRenamed == nil, len(s.FilesRenamed), func(b []byte, i int) []byte {
@@ -75,12 +87,13 @@ func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
 	})
 	for _, f := range []struct {
 		key string
-		v   []wire.Bytes
+		l   evidence.PathList
 	}{
-		{"links_created", s.LinksCreated}, {"mode_changed", s.ModeChanged}, {"files_truncated", s.FilesTruncated},
-		{"execs", s.Execs}, {"exec_failures", s.ExecFailures},
+		{"links_created", evidence.ListLinksCreated}, {"mode_changed", evidence.ListModeChanged},
+		{"files_truncated", evidence.ListFilesTruncated}, {"execs", evidence.ListExecs},
+		{"exec_failures", evidence.ListExecFailures},
 	} {
-		e.set(f.key, f.v)
+		e.set(s, f.key, f.l)
 	}
 	for _, f := range []struct {
 		key string
@@ -101,11 +114,38 @@ func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
 	e.b = append(e.b, "\n}\n"...)
 }
 
-func (e *surfaceEncoder) set(key string, v []wire.Bytes) {
+// set appends the path list l, from s or from e.paths.
+func (e *surfaceEncoder) set(s *evidence.CapabilitySurface, key string, l evidence.PathList) {
 	e.b = appendKey(e.b, key)
-	e.list(v == nil, len(v), func(b []byte, i int) []byte {
-		return appendIndentedBytes(b, v[i], "    ")
+	if e.paths == nil {
+		v := s.Paths(l)
+		e.list(v == nil, len(v), func(b []byte, i int) []byte {
+			return appendIndentedBytes(b, v[i], "    ")
+		})
+		return
+	}
+	if e.err != nil {
+		return
+	}
+	// The digest's lists are never nil, and how long one is shows only
+	// at its end.
+	n := 0
+	e.err = e.paths.EachSurfacePath(l, func(p wire.Bytes) error {
+		if n == 0 {
+			e.b = append(e.b, "[\n    "...)
+		} else {
+			e.b = append(e.b, ",\n    "...)
+		}
+		n++
+		e.b = appendIndentedBytes(e.b, p, "    ")
+		e.flush()
+		return nil
 	})
+	if n == 0 {
+		e.b = append(e.b, "[]"...)
+	} else {
+		e.b = append(e.b, "\n  ]"...)
+	}
 }
 
 // list appends an array of n items at the second level of indent, each
@@ -133,14 +173,18 @@ func (e *surfaceEncoder) list(isNil bool, n int, item func(b []byte, i int) []by
 // writeSurface writes the capability surface's entry to sw without ever
 // holding its text whole: a first pass counts its bytes (the tar header
 // comes first), a second hands it over chunk by chunk in buffers reused
-// once compressed. It returns the manifest entry.
-func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface) (ManifestEntry, error) {
+// once compressed. With paths (a streamed bundle's digest) the path lists
+// come from it, read twice. It returns the manifest entry.
+func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface, paths *evidence.Digest) (ManifestEntry, error) {
 	var size int64
 	scratch := make([]byte, 0, 2*surfaceChunk)
-	surfaceChunks(s, scratch, func(p []byte) []byte {
+	err := surfaceChunks(s, paths, scratch, func(p []byte) []byte {
 		size += int64(len(p))
 		return p[:0]
 	})
+	if err != nil {
+		return ManifestEntry{}, fmt.Errorf("%s: %w", evidence.EntrySurface, err)
+	}
 	// Never write what Read would refuse.
 	if size > limits.entry {
 		return ManifestEntry{}, fmt.Errorf("%s: %d bytes exceeds the per-entry limit of %d", evidence.EntrySurface, size, limits.entry)
@@ -162,7 +206,7 @@ func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface) (ManifestEnt
 		}
 	}
 	var written int64
-	surfaceChunks(s, next(), func(p []byte) []byte {
+	err = surfaceChunks(s, paths, next(), func(p []byte) []byte {
 		h.Write(p)
 		written += int64(len(p))
 		sw.writeOwned(p, func() {
@@ -173,6 +217,9 @@ func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface) (ManifestEnt
 		})
 		return next()
 	})
+	if err != nil {
+		return ManifestEntry{}, fmt.Errorf("%s: %w", evidence.EntrySurface, err)
+	}
 	if written != size {
 		return ManifestEntry{}, fmt.Errorf("%s: encoded %d bytes, then %d", evidence.EntrySurface, size, written)
 	}
@@ -184,7 +231,7 @@ func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface) (ManifestEnt
 // a chunk at a time.
 func sameSurface(s *evidence.CapabilitySurface, data []byte) bool {
 	off, same := 0, true
-	surfaceChunks(s, make([]byte, 0, 2*surfaceChunk), func(p []byte) []byte {
+	surfaceChunks(s, nil, make([]byte, 0, 2*surfaceChunk), func(p []byte) []byte {
 		if same && (off+len(p) > len(data) || !bytes.Equal(p, data[off:off+len(p)])) {
 			same = false
 		}

@@ -29,7 +29,7 @@ func TestAppendSurfaceMatchesEncodingJSON(t *testing.T) {
 		// In chunks of any size, the same text, and sameSurface says so.
 		chunk := 1 + r.IntN(300)
 		var got []byte
-		surfaceChunksOf(&s, nil, chunk, func(p []byte) []byte {
+		surfaceChunksOf(&s, nil, nil, chunk, func(p []byte) []byte {
 			if len(p) > chunk+4096 {
 				t.Fatalf("surface %d: a chunk of %d bytes, asked for %d", i, len(p), chunk)
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 
 	"github.com/klauspost/compress/flate"
@@ -57,6 +58,12 @@ type deflater struct {
 
 // segment compresses seg on its own; final ends the deflate stream.
 func (d *deflater) segment(seg [][]byte, final bool) ([]byte, error) {
+	out, err := d.compress(seg, final)
+	return bytes.Clone(out), err
+}
+
+// compress is segment into d's own buffer, valid until the next call.
+func (d *deflater) compress(seg [][]byte, final bool) ([]byte, error) {
 	d.out.Reset()
 	if d.w == nil {
 		w, err := flate.NewWriter(&d.out, CompressionLevel)
@@ -78,7 +85,7 @@ func (d *deflater) segment(seg [][]byte, final bool) ([]byte, error) {
 	} else {
 		err = d.w.Flush()
 	}
-	return bytes.Clone(d.out.Bytes()), err
+	return d.out.Bytes(), err
 }
 
 // gzipHeader is what compress/gzip writes for a zero Header: no name, no
@@ -105,7 +112,7 @@ func gzipHeader() []byte {
 // With a key, the signature entry (which needs the manifest's hash) is a
 // last segment of its own after the body, so an unsigned archive's bytes
 // do not depend on it.
-func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][]byte, error) {
+func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) (archivePieces, error) {
 	body, err := marshalBody(b)
 	if err != nil {
 		return nil, err
@@ -136,7 +143,7 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][
 		entries = append(entries, e)
 		return err
 	}
-	se, err := writeSurface(before, &b.Surface)
+	se, err := writeSurface(before, &b.Surface, b.SurfacePaths())
 	if err != nil {
 		before.abort()
 		after.abort()
@@ -213,13 +220,38 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) ([][
 	}
 	// The archive is these pieces in order; joining them would copy
 	// the whole compressed archive once more.
-	out := make([][]byte, 0, len(segs)+4)
-	out = append(out, gzipHeader(), head)
+	out := make(archivePieces, 0, len(segs)+4)
+	out = append(out, piece{b: gzipHeader()}, piece{b: head})
 	for _, s := range segs {
-		out = append(out, s.out)
+		out = append(out, piece{seg: s})
 	}
 	trailer := binary.LittleEndian.AppendUint32(nil, crc)
-	return append(out, tail, binary.LittleEndian.AppendUint32(trailer, uint32(size))), nil
+	return append(out, piece{b: tail}, piece{b: binary.LittleEndian.AppendUint32(trailer, uint32(size))}), nil
+}
+
+// archivePieces are an archive's bytes in order: held, or compressed
+// segments, which may be in a scratch file.
+type archivePieces []piece
+
+type piece struct {
+	b   []byte
+	seg *segment
+}
+
+// writeTo writes the pieces to w in order.
+func (ps archivePieces) writeTo(w io.Writer) error {
+	for _, p := range ps {
+		var err error
+		if p.seg != nil {
+			err = p.seg.writeTo(w)
+		} else {
+			_, err = w.Write(p.b)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeEntry writes f's tar header, data and padding to sw and returns its

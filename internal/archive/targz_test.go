@@ -86,7 +86,11 @@ func TestStreamingEncodeIsTheSameArchive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := bytes.Join(pieces, nil)
+			var buf bytes.Buffer
+			if err := pieces.writeTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.Bytes()
 			want, err := encodeArchiveAtOnce(b, k)
 			if err != nil {
 				t.Fatal(err)

@@ -18,10 +18,24 @@ type Bundle struct {
 	Correlation *CorrelationReport // nil when no SDK layer
 	Health      wire.Health
 	// Streamed, when set, stands for the kernel layer of a recording
-	// that was written as it arrived (package archive's KernelStream):
-	// Kernel is then empty, and Check takes what the layer derives from
-	// the digest of the events the stream wrote.
+	// that was written as it arrived (package archive's KernelStream), or
+	// of an archive folded as it was read: Kernel is then empty, and
+	// Check takes what the layer derives from the digest of the events.
 	Streamed *Digest `json:"-"`
+	// pathsStreamed says Surface's path lists are nil because Streamed
+	// gives them (AssembleStreamed): see SurfacePaths.
+	pathsStreamed bool
+}
+
+// SurfacePaths is the digest that gives the surface's path lists
+// (EachSurfacePath) when Surface leaves them out, as AssembleStreamed
+// does so that a recording never holds them all; nil when Surface has
+// them.
+func (b *Bundle) SurfacePaths() *Digest {
+	if b.pathsStreamed {
+		return b.Streamed
+	}
+	return nil
 }
 
 // Assemble builds a complete, self-consistent Bundle from what the runner
@@ -45,25 +59,26 @@ func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput
 		k = append([]wire.Kernel(nil), kernel...)
 		slices.SortStableFunc(k, bySeq)
 	}
-	b := assemble(run, DigestOf(k), sdk, in)
+	b := assemble(run, DigestOf(k), sdk, in, false)
 	b.Kernel = k
 	return b
 }
 
 // AssembleStreamed is Assemble for a kernel layer already written as it
 // arrived: d is the digest of exactly the events written, in order. The
-// bundle's Kernel is empty and Streamed is d.
+// bundle's Kernel is empty, its surface's path lists nil, and Streamed
+// is d.
 func AssembleStreamed(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
 	if run.Schema == "" {
 		run.Schema = wire.RunSchema
 	}
 	run.EnvNames = envNames(run.EnvNames)
-	b := assemble(run, d, sdk, in)
-	b.Streamed = d
+	b := assemble(run, d, sdk, in, true)
+	b.Streamed, b.pathsStreamed = d, true
 	return b
 }
 
-func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
+func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed bool) *Bundle {
 	if len(sdk) == 0 {
 		sdk = nil
 	}
@@ -75,7 +90,11 @@ func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
 		in.SDKPresent = true
 	}
 	b := &Bundle{Run: run, SDK: sdk}
-	b.Surface = d.Surface()
+	if streamed {
+		b.Surface = d.SurfaceWithoutPaths()
+	} else {
+		b.Surface = d.Surface()
+	}
 	b.Surface.RunID = run.RunID
 	if sdk != nil {
 		b.Correlation = d.Correlate(sdk)

@@ -56,6 +56,95 @@ func (d *Digest) WithoutCorrelation() *Digest {
 	return d
 }
 
+// SpillLimits bound the paths a digest holds before it moves them to its
+// scratch store; a zero field takes the default.
+type SpillLimits struct {
+	Paths int // paths held (default 65536)
+	Bytes int // bytes of those paths (default 4 MiB)
+	// Runs is how many runs the store may hold before they are merged
+	// into one, which bounds the buffers reading them back (default 64).
+	Runs int
+}
+
+// SpillTo lets d move the paths it holds to a scratch store once it holds
+// many (a run that touches a million files would otherwise hold them
+// all), so that what it keeps in memory is bounded. It must be called
+// before Add. The store must outlive d's use: EachSurfacePath reads it.
+// Only a digest that copies its paths (NewDigest) can spill.
+func (d *Digest) SpillTo(to Scratch, l SpillLimits) *Digest {
+	if d.events > 0 {
+		panic("evidence: SpillTo after Add")
+	}
+	if !d.surface.paths.copyPaths {
+		panic("evidence: SpillTo on a digest that does not copy its paths")
+	}
+	sp := newPathSpill(to)
+	for _, f := range []struct{ v, to *int }{{&l.Paths, &sp.entries}, {&l.Bytes, &sp.bytes}, {&l.Runs, &sp.maxRuns}} {
+		if *f.v > 0 {
+			*f.to = *f.v
+		}
+	}
+	sp.maxRuns = max(sp.maxRuns, 2)
+	d.surface.paths.spill = sp
+	return d
+}
+
+// SpillStats says what a digest moved to its scratch store.
+type SpillStats struct {
+	// Runs is how many times the paths held were written out, Bytes how
+	// much was written in all (runs and their merges), Merges how often
+	// the runs were merged into one.
+	Runs, Merges int
+	Bytes        int64
+	// Err is the write that failed, if one did: from then on the paths
+	// stayed in memory. Nothing is lost; memory is no longer bounded.
+	Err error
+}
+
+// Spilled reports what d moved to its scratch store (zero without one).
+func (d *Digest) Spilled() SpillStats {
+	sp := d.surface.paths.spill
+	if sp == nil {
+		return SpillStats{}
+	}
+	return SpillStats{Runs: sp.spills, Merges: sp.merges, Bytes: sp.written, Err: sp.err}
+}
+
+// SurfaceWithoutPaths is the capability surface without its path lists
+// (nil): what a caller that writes them with EachSurfacePath needs.
+// Taking it ends the fold, as Surface does.
+func (d *Digest) SurfaceWithoutPaths() CapabilitySurface {
+	if d.noSurface {
+		panic("evidence: the surface of a digest made without it")
+	}
+	d.seal()
+	return d.surface.buildRest()
+}
+
+// seal ends the fold. Once sealed, the digest is only read: a check and
+// a write of one archive may use it side by side.
+func (d *Digest) seal() {
+	if !d.sealed {
+		d.sealed = true
+	}
+}
+
+// EachSurfacePath calls emit with every path of the surface's list l, in
+// byte order, as Surface would list them, reading back what a scratch
+// store holds; the path is valid only during the call. It ends the fold,
+// and stops at the first error emit or the store returns.
+func (d *Digest) EachSurfacePath(l PathList, emit func(p wire.Bytes) error) error {
+	if d.noSurface {
+		panic("evidence: the surface of a digest made without it")
+	}
+	if l < 0 || l >= numSets {
+		panic(fmt.Sprintf("evidence: no path list %d", l))
+	}
+	d.seal()
+	d.surface.paths.seal()
+	return d.surface.paths.each(int(l), emit)
+}
+
 func newDigest(copyPaths bool) *Digest {
 	return &Digest{counts: zeroKinds(), surface: newSurfaceBuilder(copyPaths), cgroups: map[uint64]uint64{}}
 }
@@ -128,7 +217,10 @@ func (d *Digest) Disorder() string { return d.disorder }
 func (d *Digest) SessionTasks() SessionTasks { return d.tasks.result() }
 
 // Surface is the capability surface, without a run id. Taking it ends
-// the fold: Add panics afterwards. It is built once.
+// the fold: Add panics afterwards. It is built once. Paths moved to a
+// scratch store (SpillTo) are read back and held; an error reading them
+// panics, so a caller with a store writes the lists with
+// EachSurfacePath instead.
 func (d *Digest) Surface() CapabilitySurface {
 	if d.noSurface {
 		panic("evidence: the surface of a digest made without it")

@@ -35,6 +35,12 @@ func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
 			k = append(k[:len(k)/3+1], k[len(k)/3:]...)
 		}
 		d := evidence.NewDigest()
+		limits := evidence.SpillLimits{Paths: 2 + r.IntN(20), Runs: 2 + r.IntN(8)}
+		if round%2 == 1 {
+			// Paths moved to a scratch store every few, the runs
+			// merged every few.
+			d.SpillTo(&evidence.MemScratch{}, limits)
+		}
 		for rest := k; len(rest) > 0; {
 			n := min(len(rest), 1+r.IntN(700))
 			block := append([]wire.Kernel(nil), rest[:n]...)
@@ -63,6 +69,14 @@ func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
 				t.Fatalf("round %d: %s in blocks is %s, whole %s", round, c.what, g, w)
 			}
 		}
+		distinct := map[wire.Bytes]bool{}
+		whole.SurfaceWithoutPaths()
+		for l := range evidence.PathList(11) {
+			whole.EachSurfacePath(l, func(p wire.Bytes) error { distinct[wire.Bytes(strings.Clone(string(p)))] = true; return nil })
+		}
+		if st := d.Spilled(); round%2 == 1 && (len(distinct) > limits.Paths) != (st.Runs > 0) || st.Err != nil {
+			t.Fatalf("round %d: spilled %+v, want runs and no error", round, st)
+		}
 		if round%3 == 0 && (whole.SeqGaps() != 1 || whole.Disorder() == "") {
 			t.Fatalf("round %d: a gap and a repeat give seq_gaps %d and disorder %q", round, whole.SeqGaps(), whole.Disorder())
 		}
@@ -80,14 +94,22 @@ func TestCheckStreamedBundle(t *testing.T) {
 	if s.Events() != 500 || len(s.Kernel) != 0 {
 		t.Fatalf("streamed bundle holds %d events, %d of its own", s.Events(), len(s.Kernel))
 	}
-	if !reflect.DeepEqual(s.Surface, b.Surface) || !reflect.DeepEqual(s.Health, b.Health) || !reflect.DeepEqual(s.Correlation, b.Correlation) {
+	for l := range evidence.PathList(11) {
+		if s.Surface.Paths(l) != nil {
+			t.Fatalf("streamed bundle's surface holds path list %d", l)
+		}
+	}
+	if !reflect.DeepEqual(withPaths(t, s), b.Surface) || !reflect.DeepEqual(s.Health, b.Health) || !reflect.DeepEqual(s.Correlation, b.Correlation) {
 		t.Fatal("streamed bundle's documents differ from the whole layer's")
 	}
 	for _, c := range []struct {
 		name, entry string
 		edit        func(*evidence.Bundle)
 	}{
-		{"surface", evidence.EntrySurface, func(x *evidence.Bundle) { x.Surface.FilesRead = append(x.Surface.FilesRead, "/forged") }},
+		{"surface paths", evidence.EntrySurface, func(x *evidence.Bundle) { x.Surface.FilesRead = append(x.Surface.FilesRead, "/forged") }},
+		{"surface renames", evidence.EntrySurface, func(x *evidence.Bundle) {
+			x.Surface.FilesRenamed = append(x.Surface.FilesRenamed, evidence.Rename{From: "/a", To: "/b"})
+		}},
 		{"counts", evidence.EntryHealth, func(x *evidence.Bundle) { x.Health.Counts[wire.KindOpen]++ }},
 		{"events of its own", evidence.EntryKernel, func(x *evidence.Bundle) { x.Kernel = b.Kernel[:1] }},
 		{"exit", evidence.EntryRun, func(x *evidence.Bundle) { x.Run.ExitCode = 7 }},
@@ -100,6 +122,26 @@ func TestCheckStreamedBundle(t *testing.T) {
 			t.Errorf("%s: Check gives %v, want an error in %s", c.name, err, c.entry)
 		}
 	}
+}
+
+// withPaths is the streamed bundle b's surface with the path lists its
+// digest gives.
+func withPaths(t *testing.T, b *evidence.Bundle) evidence.CapabilitySurface {
+	t.Helper()
+	s := b.Surface
+	lists := []*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
+		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
+	for l, list := range lists {
+		*list = []wire.Bytes{}
+		err := b.Streamed.EachSurfacePath(evidence.PathList(l), func(p wire.Bytes) error {
+			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
 
 // A digest whose surface was taken refuses more events.

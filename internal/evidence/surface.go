@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"cmp"
+	"fmt"
 	"hash/maphash"
 	"math/bits"
 	"path"
@@ -98,6 +99,11 @@ type pathSets struct {
 	// it came from.
 	arena     []byte
 	copyPaths bool
+	// kept is the bytes of the entries' paths; spill, when set, is
+	// where the entries go once there are many (see Digest.SpillTo).
+	kept   int
+	spill  *pathSpill
+	sealed bool
 }
 
 // pathArenaChunk is the size of the arena's chunks.
@@ -124,22 +130,70 @@ type pathEntry struct {
 	in   uint16 // a bit per set
 }
 
-// The sets of a surface, as bits of pathEntry.in.
+// PathList is one of the capability surface's lists of paths, numbered
+// in the order the document has them.
+type PathList int
+
+// The surface's path lists.
 const (
-	setRead = 1 << iota
-	setWritten
-	setCreated
-	setOpenFailed
-	setDeleted
-	setDirs
-	setLinks
-	setModes
-	setTruncated
-	setExecs
-	setExecFailed
-	// numSets is how many sets there are.
+	ListFilesRead PathList = iota
+	ListFilesWritten
+	ListFilesCreated
+	ListOpenFailures
+	ListFilesDeleted
+	ListDirsCreated
+	ListLinksCreated
+	ListModeChanged
+	ListFilesTruncated
+	ListExecs
+	ListExecFailures
+	// numSets is how many lists there are.
 	numSets = iota
 )
+
+// The sets of a surface, as bits of pathEntry.in: one per PathList.
+const (
+	setRead       = 1 << ListFilesRead
+	setWritten    = 1 << ListFilesWritten
+	setCreated    = 1 << ListFilesCreated
+	setOpenFailed = 1 << ListOpenFailures
+	setDeleted    = 1 << ListFilesDeleted
+	setDirs       = 1 << ListDirsCreated
+	setLinks      = 1 << ListLinksCreated
+	setModes      = 1 << ListModeChanged
+	setTruncated  = 1 << ListFilesTruncated
+	setExecs      = 1 << ListExecs
+	setExecFailed = 1 << ListExecFailures
+)
+
+// Paths is the list l of s.
+func (s *CapabilitySurface) Paths(l PathList) []wire.Bytes {
+	switch l {
+	case ListFilesRead:
+		return s.FilesRead
+	case ListFilesWritten:
+		return s.FilesWritten
+	case ListFilesCreated:
+		return s.FilesCreated
+	case ListOpenFailures:
+		return s.OpenFailures
+	case ListFilesDeleted:
+		return s.FilesDeleted
+	case ListDirsCreated:
+		return s.DirsCreated
+	case ListLinksCreated:
+		return s.LinksCreated
+	case ListModeChanged:
+		return s.ModeChanged
+	case ListFilesTruncated:
+		return s.FilesTruncated
+	case ListExecs:
+		return s.Execs
+	case ListExecFailures:
+		return s.ExecFailures
+	}
+	panic(fmt.Sprintf("evidence: no path list %d", l))
+}
 
 // newPathSets returns empty sets; with copyPaths a path is copied when
 // first seen, for a caller that reuses the events' memory.
@@ -151,6 +205,9 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 	if s.last >= 0 && s.entries[s.last].path == p {
 		s.entries[s.last].in |= set
 		return
+	}
+	if s.full() {
+		s.spillRun()
 	}
 	if 2*(len(s.entries)+1) > len(s.slots) {
 		s.rehash()
@@ -170,6 +227,7 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 			if s.copyPaths {
 				p = s.keep(p)
 			}
+			s.kept += len(p)
 			s.entries = append(s.entries, pathEntry{p, set})
 			return
 		}
@@ -200,11 +258,22 @@ func (s *pathSets) rehash() {
 	}
 }
 
+// seal sorts the entries in place, for each and sorted: nothing may be
+// added after.
+func (s *pathSets) seal() {
+	if !s.sealed {
+		s.sealed, s.slots, s.last = true, nil, -1
+		sortEntries(s.entries)
+	}
+}
+
 // sorted returns, for each set bit, its paths in byte order; every list
-// is non-nil. It sorts the entries in place: nothing may be added after.
-func (s *pathSets) sorted() map[uint16][]wire.Bytes {
-	s.slots, s.last = nil, -1
-	slices.SortFunc(s.entries, func(a, b pathEntry) int { return strings.Compare(string(a.path), string(b.path)) })
+// is non-nil. It seals the sets.
+func (s *pathSets) sorted() (map[uint16][]wire.Bytes, error) {
+	s.seal()
+	if s.spill != nil && len(s.spill.runs) > 0 {
+		return s.sortedFromSpill()
+	}
 	const sets = numSets
 	var count [sets]int
 	for _, e := range s.entries {
@@ -226,7 +295,26 @@ func (s *pathSets) sorted() map[uint16][]wire.Bytes {
 	for i := range sets {
 		out[1<<i] = lists[i]
 	}
-	return out
+	return out, nil
+}
+
+// sortedFromSpill is sorted for sets with runs in a scratch store: every
+// path is read back and held, which is what spilling avoided; a caller
+// that only writes the lists out uses each instead.
+func (s *pathSets) sortedFromSpill() (map[uint16][]wire.Bytes, error) {
+	out := make(map[uint16][]wire.Bytes, numSets)
+	for i := range numSets {
+		list := []wire.Bytes{}
+		err := s.each(i, func(p wire.Bytes) error {
+			list = append(list, wire.Bytes(strings.Clone(string(p))))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[1<<i] = list
+	}
+	return out, nil
 }
 
 type endpoints map[Endpoint]bool
@@ -321,8 +409,26 @@ func (b *surfaceBuilder) add(e *wire.Kernel) {
 	}
 }
 
-// build returns the surface; nothing may be added after.
+// build returns the surface; nothing may be added after. Paths a
+// scratch store holds are read back into memory: a read error panics
+// (see Digest.Surface).
 func (b *surfaceBuilder) build() CapabilitySurface {
+	s := b.buildRest()
+	sets, err := b.paths.sorted()
+	if err != nil {
+		panic(err)
+	}
+	s.FilesRead, s.FilesWritten, s.FilesCreated = sets[setRead], sets[setWritten], sets[setCreated]
+	s.OpenFailures, s.FilesDeleted, s.DirsCreated = sets[setOpenFailed], sets[setDeleted], sets[setDirs]
+	s.LinksCreated, s.ModeChanged, s.FilesTruncated = sets[setLinks], sets[setModes], sets[setTruncated]
+	s.Execs, s.ExecFailures = sets[setExecs], sets[setExecFailed]
+	return s
+}
+
+// buildRest returns the surface without its path lists (nil), and seals
+// the path sets for each.
+func (b *surfaceBuilder) buildRest() CapabilitySurface {
+	b.paths.seal()
 	rs := make([]Rename, 0, len(b.renames))
 	for r := range b.renames {
 		rs = append(rs, r)
@@ -333,24 +439,12 @@ func (b *surfaceBuilder) build() CapabilitySurface {
 		}
 		return strings.Compare(string(a.To), string(b.To))
 	})
-	sets := b.paths.sorted()
 	return CapabilitySurface{
-		Schema:         SurfaceSchema,
-		FilesRead:      sets[setRead],
-		FilesWritten:   sets[setWritten],
-		FilesCreated:   sets[setCreated],
-		OpenFailures:   sets[setOpenFailed],
-		FilesDeleted:   sets[setDeleted],
-		DirsCreated:    sets[setDirs],
-		FilesRenamed:   rs,
-		LinksCreated:   sets[setLinks],
-		ModeChanged:    sets[setModes],
-		FilesTruncated: sets[setTruncated],
-		Execs:          sets[setExecs],
-		ExecFailures:   sets[setExecFailed],
-		Network:        b.connects.sorted(),
-		NetworkSent:    b.sent.sorted(),
-		NetworkLocal:   b.local.sorted(),
+		Schema:       SurfaceSchema,
+		FilesRenamed: rs,
+		Network:      b.connects.sorted(),
+		NetworkSent:  b.sent.sorted(),
+		NetworkLocal: b.local.sorted(),
 	}
 }
 

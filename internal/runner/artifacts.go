@@ -18,6 +18,7 @@ import (
 	"vigil/internal/archive"
 	"vigil/internal/atomicfile"
 	"vigil/internal/evidence"
+	"vigil/internal/spill"
 	"vigil/internal/wire"
 )
 
@@ -142,11 +143,13 @@ func archiveTempName(dst string, pid int, runID string) string {
 }
 
 // removeStaleTemps removes temporary archive files beside dst left by a
-// vigil that was killed while writing (its pid is gone); a file whose
+// vigil that was killed while writing (its pid is gone), and scratch
+// files one was killed creating (see spill.NamePattern); a file whose
 // writer may still run is kept. It returns the names removed.
 func removeStaleTemps(dst string) []string {
 	dir, base := filepath.Dir(dst), filepath.Base(dst)
-	return removeStale(dir, regexp.MustCompile(`^\.{1,2}`+regexp.QuoteMeta(base)+`\.tmp-([0-9]+)-`))
+	removed := removeStale(dir, regexp.MustCompile(`^\.{1,2}`+regexp.QuoteMeta(base)+`\.tmp-([0-9]+)-`))
+	return append(removed, removeStale(dir, spill.NamePattern)...)
 }
 
 // staleSDKLog matches the private SDK logs of prepareSDKLog; compiled on

@@ -4,10 +4,12 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,4 +183,59 @@ func programOf(b *evidence.Bundle, pid uint32) string {
 		}
 	}
 	return prog
+}
+
+// A workload that touches a great many distinct paths cannot make vigil
+// hold them: past the digest's limit they go to a scratch file, so from
+// 20,000 to 300,000 distinct paths vigil's own peak grows by the digest's
+// fixed budget and 9 bytes per event (about 23 MiB here), not by the
+// paths (held in memory, the 280,000 more took 87 MiB on the same host).
+// Every one of them still reaches the archive's surface, and nothing is
+// left beside the archive.
+func TestE2EManyDistinctPathsBoundedMemory(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := map[int]int64{}
+	for _, n := range []int{20_000, 300_000} {
+		arc := filepath.Join(dir, fmt.Sprintf("misses-%d.tar.gz", n))
+		phases := filepath.Join(dir, fmt.Sprintf("phases-%d.json", n))
+		r := runVigil(t, dir, "record", "-q", "--run-id", fmt.Sprintf("e2emisses%d", n), "--archive", arc, "--phase-log", phases, "--",
+			"env", testenv.HelperEnv("misses"), self, strconv.Itoa(n), filepath.Join(dir, "nowhere"))
+		if r.code != 0 {
+			t.Fatalf("%d misses: exit %d: %s", n, r.code, r.stderr)
+		}
+		var pl wire.PhaseLog
+		data, err := os.ReadFile(phases)
+		if err != nil || json.Unmarshal(data, &pl) != nil {
+			t.Fatalf("phase log: %v %s", err, data)
+		}
+		peak[n] = pl.MaxRSSKiB
+		b := verifyAndRead(t, arc)
+		var listed int
+		for _, p := range b.Surface.OpenFailures {
+			if strings.HasPrefix(string(p), filepath.Join(dir, "nowhere", "missing-")) {
+				listed++
+			}
+		}
+		if listed != n || b.Health.RingbufDrops.Total != 0 {
+			t.Fatalf("%d misses: %d in open_failures, %d drops", n, listed, b.Health.RingbufDrops.Total)
+		}
+	}
+	grew := peak[300_000] - peak[20_000]
+	t.Logf("vigil's peak: %d KiB at 20,000 distinct paths, %d KiB at 300,000", peak[20_000], peak[300_000])
+	if grew > 40<<10 {
+		t.Fatalf("vigil's peak grew %d KiB for 280,000 more distinct paths, want under 40 MiB", grew)
+	}
+	// The two archives and phase logs, and not a scratch file.
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("%s holds %q, want the archives and phase logs only", dir, names)
+	}
 }

@@ -15,10 +15,25 @@ import (
 
 // runHelper is what the test binary does when re-run as a workload
 // (testenv.Main): "files N C DIR" writes N files into DIR with C workers
-// and reads each back, two opens per file, then removes them.
+// and reads each back, two opens per file, then removes them; "misses N
+// DIR" opens N distinct names in DIR that do not exist (N failed opens,
+// N distinct paths, nothing created).
 func runHelper(name string, args []string) error {
+	if name == "misses" && len(args) == 2 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if f, err := os.Open(filepath.Join(args[1], fmt.Sprintf("missing-%07d", i))); err == nil {
+				f.Close()
+				return fmt.Errorf("%s exists", f.Name())
+			}
+		}
+		return nil
+	}
 	if name != "files" || len(args) != 3 {
-		return fmt.Errorf("%s %q: want files N C DIR", name, args)
+		return fmt.Errorf("%s %q: want files N C DIR or misses N DIR", name, args)
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil {

@@ -53,8 +53,13 @@ type run struct {
 	capture Capture
 	// kernel is the kernel layer, written as the capture passes the
 	// events on; kernelErr is its first error.
-	kernel     *archive.KernelStream
-	kernelErr  error
+	kernel    *archive.KernelStream
+	kernelErr error
+	// layer is the kernel layer once the stream is closed: its
+	// compressed segments and the paths its digest moved out of memory
+	// are in anonymous scratch files beside the archive (gone once
+	// released, or when vigil dies), until the archive is written.
+	layer      *archive.KernelLayer
 	sdkTemp    string   // private SDK log, removed at the end
 	sdkLock    *os.File // holds the SDK log's in-use lock for the run
 	archiveTmp string
@@ -73,6 +78,10 @@ func (r *run) release() error {
 		// After Close: the capture no longer passes events on.
 		r.kernel.Abort()
 		r.kernel = nil
+	}
+	if r.layer != nil {
+		errs = append(errs, r.layer.Release())
+		r.layer = nil
 	}
 	if r.session != nil {
 		errs = append(errs, r.session.Remove(context.Background()))
@@ -204,7 +213,9 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 
 	// attach
 	end = clock.begin("attach")
-	r.kernel = archive.NewKernelStream()
+	if r.kernel, err = archive.NewKernelStreamSpilling(filepath.Dir(o.ArchivePath)); err != nil {
+		return nil, fail("%v", err)
+	}
 	if absent == "" {
 		r.capture, err = backend.Open(r.session.Dir(), o.RingSize, r.writeKernel)
 		if err != nil {
@@ -275,6 +286,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, fail("kernel layer: %v", err)
 	}
+	r.layer = layer
 	end()
 
 	// teardown, first part: nothing runs in the session any more; remove
@@ -321,6 +333,14 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	if err := r.writeArchive(b, layer); err != nil {
 		return nil, err
+	}
+	// Every path and segment is in the archive either way; only the
+	// memory bound was lost.
+	if st := layer.Digest().Spilled(); st.Err != nil {
+		o.logf("warning: the run's paths stayed in memory after %d run(s) went to a scratch file: %v", st.Runs, st.Err)
+	}
+	if n, err := layer.Unspooled(); n > 0 {
+		o.logf("warning: %d compressed segment(s) of the kernel layer stayed in memory: %v", n, err)
 	}
 	res.Health = b.Health
 	res.Events = int(b.Events())

@@ -1,0 +1,4 @@
+package evidence
+
+// MemScratch is memScratch for the external tests.
+type MemScratch = memScratch
