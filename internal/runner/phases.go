@@ -4,6 +4,8 @@ package runner
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"vigil/internal/wire"
@@ -67,3 +69,25 @@ func (p *phaseClock) snapshot() map[string]float64 {
 func (p *phaseClock) total() float64 { return ms(time.Since(p.start)) }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// ownPeakRSSKiB is the peak resident memory of this process's own image:
+// VmHWM, the high-water mark of its address space. Not getrusage's
+// ru_maxrss: that also holds the peak of the image exec replaced, which
+// for a vigil started by vfork (Go's os/exec, posix_spawn) is its
+// parent's whole address space. 0 when /proc cannot tell.
+func ownPeakRSSKiB() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return n
+		}
+	}
+	return 0
+}

@@ -22,9 +22,9 @@ type PhaseLog struct {
 	CgroupCorrelation CorrelationStatus `json:"cgroup_correlation"`
 	RingbufDrops      uint64            `json:"ringbuf_drops"`
 	// MaxRSSKiB is the peak resident memory of the recording vigil
-	// process itself, its command's tree excluded (getrusage
-	// RUSAGE_SELF), by the time the log is written. A measurement of
-	// the whole tree (GNU time on vigil record) reports the larger of
-	// vigil and the largest process it waited for.
+	// process itself, its command's tree excluded (VmHWM), by the time
+	// the log is written. A measurement of the whole tree (GNU time on
+	// vigil record) reports the larger of vigil and the largest process
+	// it waited for.
 	MaxRSSKiB int64 `json:"vigil_max_rss_kib,omitempty"`
 }
