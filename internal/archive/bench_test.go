@@ -156,7 +156,7 @@ func BenchmarkStageVerifyFolding(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for b.Loop() {
-		if _, err := decode(bytes.NewReader(data), true); err != nil {
+		if _, err := decode(bytes.NewReader(data), scratchFolding(b)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -187,7 +187,7 @@ func BenchmarkStageVerifyKernel(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for b.Loop() {
-		f, err := readEntry(bytes.NewReader(data), evidence.EntryKernel, int64(len(data)), false, false)
+		f, err := readEntry(bytes.NewReader(data), evidence.EntryKernel, int64(len(data)), nil, false)
 		if err != nil {
 			b.Fatal(err)
 		}

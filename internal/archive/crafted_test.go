@@ -203,11 +203,15 @@ func TestCraftedArchivesRefusedEarly(t *testing.T) {
 	const bomb = 64 << 20
 	budget := int64(len(good[0].data)) + 2*pieceBytes + MaxLineBytes + 64<<10
 	allocBudget := uint64(reserveFactor*budget + reserveFactor*pieceBytes/minKernelLine*int64(unsafe.Sizeof(wire.Kernel{})))
-	for _, fold := range []bool{false, true} {
+	for _, mode := range []string{"", "/folding the kernel layer", "/folding into a scratch file"} {
 		for _, c := range craftedCases {
-			name := c.name
-			if fold {
-				name += "/folding the kernel layer" // as OpenDigest reads
+			name := c.name + mode
+			var fold *folding
+			switch mode {
+			case "/folding the kernel layer":
+				fold = &folding{}
+			case "/folding into a scratch file": // as OpenDigest reads
+				fold = scratchFolding(t)
 			}
 			t.Run(name, func(t *testing.T) {
 				var buf bytes.Buffer
@@ -254,7 +258,7 @@ func BenchmarkVerifyCrafted(b *testing.B) {
 			b.ReportAllocs()
 			var inflated int64
 			for b.Loop() {
-				m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated, false)
+				m, files, err := readTarGzCounted(bytes.NewReader(buf.Bytes()), &inflated, nil)
 				if err == nil {
 					_, err = decodeFiles(m, files)
 				}

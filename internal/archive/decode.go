@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -113,11 +114,29 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 			kernel, digest = f.kernel, f.digest
 		}
 	}
-	derive := func() evidence.CapabilitySurface { return evidence.BuildSurface(kernel) }
-	if digest != nil {
-		derive = digest.Surface
+	var surface evidence.CapabilitySurface
+	var derived, pathsFromDigest bool
+	i := slices.IndexFunc(files, func(f file) bool { return f.path == evidence.EntrySurface })
+	spooled := i >= 0 && files[i].spooled != nil && digest != nil
+	if spooled {
+		// Read into a scratch file, with its paths there too: compared
+		// by hash, so neither is ever held.
+		surface, derived = spooledSurface(files, files[i], digest)
+		pathsFromDigest = derived
 	}
-	surface, derived := derivedSurface(files, derive)
+	if !derived && i >= 0 {
+		// The long way needs the text.
+		if err := files[i].load(); err != nil {
+			return nil, err
+		}
+	}
+	if !spooled {
+		derive := func() evidence.CapabilitySurface { return evidence.BuildSurface(kernel) }
+		if digest != nil {
+			derive = digest.Surface
+		}
+		surface, derived = derivedSurface(files, derive)
+	}
 	for _, f := range files[1:] {
 		if f.checked || f.path == evidence.EntrySignature || (derived && f.path == evidence.EntrySurface) {
 			continue
@@ -147,6 +166,9 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	} else if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
 		return nil, err
 	}
+	if pathsFromDigest {
+		b.SetSurfacePathsFrom(digest)
+	}
 	if _, ok := content[evidence.EntryCorrelation]; ok {
 		b.Correlation = &evidence.CorrelationReport{}
 		if err = decodeDoc(files, evidence.EntryCorrelation, b.Correlation); err != nil {
@@ -172,6 +194,22 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	return &Archive{Bundle: b, Signature: sig}, nil
 }
 
+// lenientRunID is run.json's run id, read leniently (run.json is
+// validated and decoded strictly in any case); false without one.
+func lenientRunID(files []file) (string, bool) {
+	rf, ok := find(files, evidence.EntryRun)
+	if !ok {
+		return "", false
+	}
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	if json.Unmarshal(rf.data, &run) != nil || run.RunID == "" {
+		return "", false
+	}
+	return run.RunID, true
+}
+
 // derivedSurface derives the capability surface from kernel, under the
 // run id run.json holds (read leniently here: run.json is validated and
 // decoded strictly in any case), and reports whether the archive's surface
@@ -179,19 +217,38 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 // matches (Check refuses an empty one).
 func derivedSurface(files []file, derive func() evidence.CapabilitySurface) (evidence.CapabilitySurface, bool) {
 	f, ok := find(files, evidence.EntrySurface)
-	rf, rok := find(files, evidence.EntryRun)
+	runID, rok := lenientRunID(files)
 	if !ok || !rok {
 		return evidence.CapabilitySurface{}, false
 	}
-	var run struct {
-		RunID string `json:"run_id"`
-	}
-	if json.Unmarshal(rf.data, &run) != nil || run.RunID == "" {
+	s := derive()
+	s.RunID = runID
+	if !sameSurface(&s, f.data) {
 		return evidence.CapabilitySurface{}, false
 	}
-	s := derive()
-	s.RunID = run.RunID
-	if !sameSurface(&s, f.data) {
+	return s, true
+}
+
+// spooledSurface is derivedSurface for a surface entry read into a
+// scratch file, folded into digest d whose paths may be there too: the
+// canonical encoding of what d derives is hashed as it is made, a path
+// at a time, and compared with the entry's hash. On a match, the
+// surface is returned without its path lists (d gives them).
+func spooledSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool) {
+	runID, ok := lenientRunID(files)
+	if !ok {
+		return evidence.CapabilitySurface{}, false
+	}
+	s := d.SurfaceWithoutPaths()
+	s.RunID = runID
+	h := sha256.New()
+	var n int64
+	err := surfaceChunks(&s, d, make([]byte, 0, 2*surfaceChunk), func(p []byte) []byte {
+		h.Write(p)
+		n += int64(len(p))
+		return p[:0]
+	})
+	if err != nil || n != f.n || !bytes.Equal(h.Sum(nil), f.sum[:]) {
 		return evidence.CapabilitySurface{}, false
 	}
 	return s, true

@@ -86,6 +86,7 @@ type file struct {
 	checked bool               // every line already schema-valid (NDJSON)
 	kernel  []wire.Kernel      // the kernel layer's events, when read
 	digest  *evidence.Digest   // or their digest, when read folding
+	spooled *spooled           // where the text is, when read into a scratch file
 }
 
 // size is the length of the entry's data.

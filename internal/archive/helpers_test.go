@@ -15,6 +15,8 @@ import (
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/spill"
+	"vigil/internal/wire"
 )
 
 // rawEntry is a tar entry as found, without any of Decode's checks.
@@ -120,9 +122,12 @@ func mustFail(t testing.TB, archive []byte, entry string, want ...string) {
 	if err == nil {
 		t.Fatalf("archive accepted; want a failure naming %q", entry)
 	}
-	// Folding the kernel layer instead of keeping it finds the same.
-	if _, ferr := decode(bytes.NewReader(archive), true); ferr == nil || ferr.Error() != err.Error() {
-		t.Fatalf("keeping the events: %v; folding them: %v", err, ferr)
+	// Folding the kernel layer instead of keeping it finds the same, in
+	// memory or with the surface and paths in a scratch file.
+	for _, fold := range []*folding{{}, scratchFolding(t)} {
+		if _, ferr := decode(bytes.NewReader(archive), fold); ferr == nil || ferr.Error() != err.Error() {
+			t.Fatalf("keeping the events: %v; folding them (scratch file %v): %v", err, fold.scratch != nil, ferr)
+		}
 	}
 	var ee *evidence.EntryError
 	if !errors.As(err, &ee) {
@@ -157,4 +162,40 @@ func signerAndAbsent(t testing.TB) (*attest.Key, *evidence.Bundle) {
 	in := evidencetest.CleanInput()
 	in.CaptureAvailable, in.AbsentReason = false, "no BPF"
 	return key, evidence.Assemble(evidencetest.Run(), nil, nil, in)
+}
+
+// scratchFolding folds as OpenDigest does, into a scratch file removed
+// with the test.
+func scratchFolding(t testing.TB) *folding {
+	t.Helper()
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &folding{scratch: f}
+}
+
+// surfaceWithPaths is b's surface with the path lists its digest gives
+// (Bundle.SurfacePaths), or b's surface as it is.
+func surfaceWithPaths(t testing.TB, b *evidence.Bundle) evidence.CapabilitySurface {
+	t.Helper()
+	s := b.Surface
+	d := b.SurfacePaths()
+	if d == nil {
+		return s
+	}
+	lists := []*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
+		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
+	for l, list := range lists {
+		*list = []wire.Bytes{}
+		err := d.EachSurfacePath(evidence.PathList(l), func(p wire.Bytes) error {
+			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }

@@ -154,6 +154,23 @@ func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Fatalf("%s holds %d names, want the two archives only", dir, len(ents))
 	}
+	// Verified as vigil verify does, the archive's surface and paths go
+	// to a scratch file too, and its documents are Open's.
+	held, err := Open(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := OpenDigest(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := folded.Bundle.Streamed.Spilled(); st.Runs == 0 || st.Err != nil || folded.scratch == nil {
+		t.Fatalf("verifying spilled %+v", st)
+	}
+	if !reflect.DeepEqual(surfaceWithPaths(t, folded.Bundle), held.Bundle.Surface) {
+		t.Fatal("OpenDigest's surface differs from Open's")
+	}
+	folded.Close()
 	// A released layer's segments are gone: it is never written again.
 	if err := WriteStreamed(filepath.Join(dir, "again.tar.gz"), sb, layer, nil); err == nil || !strings.Contains(err.Error(), "released") {
 		t.Fatalf("writing a released layer: %v", err)

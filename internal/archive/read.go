@@ -15,6 +15,7 @@ import (
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
+	"vigil/internal/spill"
 )
 
 // Archive is a verified, decoded archive.
@@ -27,6 +28,17 @@ type Archive struct {
 	// archive. Open has checked that it names exactly this archive's
 	// entries; VerifySignature checks who signed it.
 	Signature *attest.Signed
+	// scratch holds what OpenDigest kept out of memory.
+	scratch *spill.File
+}
+
+// Close releases what the archive keeps on disk (OpenDigest's scratch
+// file): the bundle's surface path lists (Bundle.SurfacePaths) may not be
+// read after. It is a no-op for an archive from Open.
+func (a *Archive) Close() error {
+	err := a.scratch.Close()
+	a.scratch = nil
+	return err
 }
 
 // VerifySignature requires that the archive is signed and that key made
@@ -45,20 +57,39 @@ func (a *Archive) VerifySignature(key *attest.Key) error {
 // is an *evidence.EntryError naming the entry at fault (or none, for a
 // defect of the compression or tar structure), or an error opening the
 // file.
-func Open(path string) (*Archive, error) { return open(path, false) }
+func Open(path string) (*Archive, error) { return open(path, nil) }
 
 // OpenDigest is Open that keeps no kernel event: each line of the kernel
 // layer is checked as it arrives, as Open checks it, and folded into an
 // evidence.Digest, which stands for the layer in the bundle
 // (Bundle.Streamed; Bundle.Kernel is empty). It makes every check Open
 // makes, for callers that want the verdict and the documents, not the
-// events (vigil verify): what it holds grows only with what the digest
-// keeps (each distinct path once, the open tasks, and, when the archive
-// has a correlation report, 9 bytes per event: 17 once seqs stop being
-// the events' indexes).
-func OpenDigest(path string) (*Archive, error) { return open(path, true) }
+// events (vigil verify).
+//
+// Its memory does not grow with the archive's paths either: the
+// capability surface's text and the digest's paths go to an anonymous
+// scratch file in the temporary directory, and when the surface is
+// exactly what the layer derives (as in any archive not tampered with),
+// the bundle's surface leaves its path lists to the digest
+// (Bundle.SurfacePaths), readable until Close. What it holds grows only
+// with the open tasks and, when the archive has a correlation report, 9
+// bytes per event (17 once seqs stop being the events' indexes). Without
+// a scratch file it holds the surface and its paths, as Open does.
+func OpenDigest(path string) (*Archive, error) {
+	scratch, err := spill.Create("")
+	if err != nil {
+		scratch = nil
+	}
+	a, err := open(path, &folding{scratch: scratch})
+	if err != nil {
+		scratch.Close()
+		return nil, err
+	}
+	a.scratch = scratch
+	return a, nil
+}
 
-func open(path string, fold bool) (*Archive, error) {
+func open(path string, fold *folding) (*Archive, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -99,16 +130,19 @@ func ReadSized(path string) (*evidence.Bundle, int64, error) {
 // Verify checks the archive at path; nil means it passed every check Read
 // makes.
 func Verify(path string) error {
-	_, err := OpenDigest(path)
-	return err
+	a, err := OpenDigest(path)
+	if err != nil {
+		return err
+	}
+	return a.Close()
 }
 
 // Decode verifies and decodes an archive read from r (see Read).
-func Decode(r io.Reader) (*evidence.Bundle, error) { return decode(r, false) }
+func Decode(r io.Reader) (*evidence.Bundle, error) { return decode(r, nil) }
 
 // decode is Decode, folding the kernel layer into a digest (OpenDigest)
 // with fold.
-func decode(r io.Reader, fold bool) (*evidence.Bundle, error) {
+func decode(r io.Reader, fold *folding) (*evidence.Bundle, error) {
 	m, files, err := readTarGzCounted(r, nil, fold)
 	if err != nil {
 		return nil, err
@@ -139,12 +173,13 @@ func entryErr(entry, format string, args ...any) error {
 // line by line as it arrives. So a crafted archive (a bomb, a lying size,
 // a flood of tiny lines) fails within its first bad piece instead of after
 // inflating all of it.
-func readTarGz(r io.Reader) (*Manifest, []file, error) { return readTarGzCounted(r, nil, false) }
+func readTarGz(r io.Reader) (*Manifest, []file, error) { return readTarGzCounted(r, nil, nil) }
 
 // readTarGzCounted is readTarGz that stores in inflated how many bytes of
 // the tar stream were inflated, also on failure. With fold, the kernel
-// layer's events are folded into a digest as they are checked, not kept.
-func readTarGzCounted(r io.Reader, inflated *int64, fold bool) (*Manifest, []file, error) {
+// layer's events are folded into a digest as they are checked, not kept
+// (see readEntry).
+func readTarGzCounted(r io.Reader, inflated *int64, fold *folding) (*Manifest, []file, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	gz, err := gzip.NewReader(br)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"vigil/internal/evidence"
+	"vigil/internal/spill"
 	"vigil/internal/wire"
 )
 
@@ -26,6 +27,32 @@ const pieceBytes = 4 << 20
 // batchLines is how many lines are validated together.
 const batchLines = 16 << 10
 
+// folding is how a reading folds the kernel layer into a digest instead of
+// keeping its events (OpenDigest); scratch, when set, takes what would
+// otherwise be held.
+type folding struct {
+	scratch *spill.File
+}
+
+// spooled is an entry's text in a scratch file.
+type spooled struct {
+	to     *spill.File
+	off, n int64
+}
+
+// load reads a spooled entry's text back into f.data.
+func (f *file) load() error {
+	if f.data != nil || f.spooled == nil {
+		return nil
+	}
+	data := make([]byte, f.spooled.n)
+	if _, err := io.ReadFull(f.spooled.to.Section(f.spooled.off, f.spooled.n), data); err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
+	}
+	f.data = data
+	return nil
+}
+
 // readEntry reads the size bytes of entry name from r a piece at a time,
 // hashing them and, for an NDJSON entry, validating every line completed
 // by the piece before the next piece is read. The buffer grows as data
@@ -37,20 +64,31 @@ const batchLines = 16 << 10
 // events are the layer. Holding the text too would double what a large
 // archive costs to read (and every byte of it is memory touched for the
 // first time, which on some hosts costs more than parsing it).
-func readEntry(r io.Reader, name string, size int64, fold, correlated bool) (file, error) {
+//
+// Folding with a scratch file (OpenDigest), the capability surface's text
+// is not kept either but appended to the scratch file, and the digest
+// moves its paths there: reading holds neither the surface nor its paths.
+func readEntry(r io.Reader, name string, size int64, fold *folding, correlated bool) (file, error) {
 	f := file{path: name}
 	h := sha256.New()
 	var lc *lineCheck
 	if strings.HasSuffix(name, ".ndjson") {
 		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, size: size}
-		if lc.kernel && fold {
+		if lc.kernel && fold != nil {
 			lc.digest = evidence.NewDigest()
+			if fold.scratch != nil {
+				lc.digest.SpillTo(fold.scratch, evidence.SpillLimits{})
+			}
 			if !correlated {
 				lc.digest.WithoutCorrelation()
 			}
 		}
 	}
 	keep := lc == nil || !lc.kernel
+	var spool *spooled
+	if fold != nil && fold.scratch != nil && name == evidence.EntrySurface {
+		keep, spool = false, &spooled{to: fold.scratch, off: fold.scratch.Size()}
+	}
 	data := make([]byte, 0, min(size, pieceBytes))
 	var read int64
 	last := byte('\n')
@@ -76,6 +114,13 @@ func readEntry(r io.Reader, name string, size int64, fold, correlated bool) (fil
 		data = data[:len(data)+k]
 		read += int64(k)
 		last = data[len(data)-1]
+		if spool != nil {
+			if _, err := spool.to.Write(piece); err != nil {
+				return f, err
+			}
+			data = data[:0]
+			continue
+		}
 		if lc != nil {
 			if err := lc.check(data, read == size); err != nil {
 				return f, err
@@ -98,6 +143,9 @@ func readEntry(r io.Reader, name string, size int64, fold, correlated bool) (fil
 	f.sum, f.n = &sum, size
 	if keep {
 		f.data = data
+	}
+	if spool != nil {
+		spool.n, f.spooled = size, spool
 	}
 	if lc != nil {
 		f.checked = true

@@ -46,11 +46,18 @@ func TestVerifyGood(t *testing.T) {
 	if len(f.Kernel) != 0 || f.Events() != 120 || h.Events() != 120 || folded.Size != held.Size {
 		t.Fatalf("OpenDigest holds %d events, counts %d (Open %d), size %d (Open %d)", len(f.Kernel), f.Events(), h.Events(), folded.Size, held.Size)
 	}
-	if !reflect.DeepEqual([]any{h.Run, h.SDK, h.Surface, h.Correlation, h.Health}, []any{f.Run, f.SDK, f.Surface, f.Correlation, f.Health}) {
+	// The surface's path lists are not held: the digest gives them.
+	if f.SurfacePaths() == nil || f.Surface.FilesRead != nil {
+		t.Fatalf("OpenDigest's surface holds %d paths read, SurfacePaths %v", len(f.Surface.FilesRead), f.SurfacePaths())
+	}
+	if !reflect.DeepEqual([]any{h.Run, h.SDK, h.Surface, h.Correlation, h.Health}, []any{f.Run, f.SDK, surfaceWithPaths(t, f), f.Correlation, f.Health}) {
 		t.Fatal("OpenDigest's documents differ from Open's")
 	}
 	if d := evidence.DigestOf(h.Kernel); !reflect.DeepEqual(d.SessionTasks(), f.Streamed.SessionTasks()) || d.SeqGaps() != f.Streamed.SeqGaps() {
 		t.Fatal("OpenDigest's digest differs from the digest of Open's events")
+	}
+	if err := folded.Close(); err != nil {
+		t.Fatal(err)
 	}
 	// Without SDK events there is no correlation report, and the fold
 	// keeps no time index; the archive verifies all the same.
@@ -439,7 +446,7 @@ func kernelByte(t *testing.T, n int, after string) string {
 // events (every other entry keeps its data for decoding).
 func TestKernelTextNotKept(t *testing.T) {
 	text := kernelText(t)
-	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)), false, false)
+	f, err := readEntry(bytes.NewReader(text), evidence.EntryKernel, int64(len(text)), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,17 @@ type Bundle struct {
 	pathsStreamed bool
 }
 
+// SetSurfacePathsFrom makes d, the digest of b's kernel layer, the source
+// of b's surface path lists (SurfacePaths) and b.Streamed, and drops the
+// lists b holds: for a reader that has established that the archive's
+// surface is exactly what d derives, so that it need not hold the paths.
+func (b *Bundle) SetSurfacePathsFrom(d *Digest) {
+	for _, l := range b.Surface.pathFields() {
+		*l = nil
+	}
+	b.Streamed, b.pathsStreamed = d, true
+}
+
 // SurfacePaths is the digest that gives the surface's path lists
 // (EachSurfacePath) when Surface leaves them out, as AssembleStreamed
 // does so that a recording never holds them all; nil when Surface has

@@ -168,31 +168,16 @@ const (
 
 // Paths is the list l of s.
 func (s *CapabilitySurface) Paths(l PathList) []wire.Bytes {
-	switch l {
-	case ListFilesRead:
-		return s.FilesRead
-	case ListFilesWritten:
-		return s.FilesWritten
-	case ListFilesCreated:
-		return s.FilesCreated
-	case ListOpenFailures:
-		return s.OpenFailures
-	case ListFilesDeleted:
-		return s.FilesDeleted
-	case ListDirsCreated:
-		return s.DirsCreated
-	case ListLinksCreated:
-		return s.LinksCreated
-	case ListModeChanged:
-		return s.ModeChanged
-	case ListFilesTruncated:
-		return s.FilesTruncated
-	case ListExecs:
-		return s.Execs
-	case ListExecFailures:
-		return s.ExecFailures
+	if l < 0 || l >= numSets {
+		panic(fmt.Sprintf("evidence: no path list %d", l))
 	}
-	panic(fmt.Sprintf("evidence: no path list %d", l))
+	return *s.pathFields()[l]
+}
+
+// pathFields are s's path lists, indexed by PathList.
+func (s *CapabilitySurface) pathFields() [numSets]*[]wire.Bytes {
+	return [numSets]*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
+		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
 }
 
 // newPathSets returns empty sets; with copyPaths a path is copied when
@@ -418,10 +403,9 @@ func (b *surfaceBuilder) build() CapabilitySurface {
 	if err != nil {
 		panic(err)
 	}
-	s.FilesRead, s.FilesWritten, s.FilesCreated = sets[setRead], sets[setWritten], sets[setCreated]
-	s.OpenFailures, s.FilesDeleted, s.DirsCreated = sets[setOpenFailed], sets[setDeleted], sets[setDirs]
-	s.LinksCreated, s.ModeChanged, s.FilesTruncated = sets[setLinks], sets[setModes], sets[setTruncated]
-	s.Execs, s.ExecFailures = sets[setExecs], sets[setExecFailed]
+	for l, f := range s.pathFields() {
+		*f = sets[1<<l]
+	}
 	return s
 }
 

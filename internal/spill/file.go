@@ -66,8 +66,13 @@ func (f *File) Section(off, n int64) io.Reader {
 	return &sectionReader{r: io.NewSectionReader(f.f, off, n), dir: f.dir}
 }
 
-// Close releases the file and its space.
-func (f *File) Close() error { return f.f.Close() }
+// Close releases the file and its space; a nil File has nothing to close.
+func (f *File) Close() error {
+	if f == nil {
+		return nil
+	}
+	return f.f.Close()
+}
 
 // sectionReader names the file in a read error.
 type sectionReader struct {
