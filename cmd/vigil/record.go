@@ -44,11 +44,15 @@ killed outright (SIGKILL), CMD is killed with it (parent-death signal); the
 next vigil start removes the session cgroup the killed one left, with any
 descendant still in it, and its temporary archive files.
 
-While the run lasts, the compressed kernel layer, and the paths the
-capability surface will list once there are more than 65,536 of them,
-are kept in scratch files without a name in the archive's directory
-(nothing of them is left on disk, however vigil ends), so that vigil's
-memory does not grow with them; about 9 bytes per event stay in memory.
+While the run lasts, the compressed kernel layer, the time index
+correlation needs (9 bytes per event), and the paths the capability
+surface will list once they are many (65,536, or 4 MiB of them), are kept
+in scratch files without a name in the archive's directory, so that
+vigil's memory does not grow with the run's events or paths (the tasks
+alive at once, distinct renames and network endpoints stay in memory).
+Nothing of them is left on disk however vigil ends (on a file system
+without O_TMPFILE a scratch file has a name for an instant; the next
+record beside it removes one a killed vigil left there).
 
 The session is a child of vigil's own cgroup v2 named vigil-<pid>-<run id>
 (on hybrid hosts under /sys/fs/cgroup/unified). Sessions left by a vigil that

@@ -39,12 +39,13 @@ before its data is read, and NDJSON lines are validated as they arrive, so
 a crafted archive (a decompression bomb, a flood of tiny lines) fails at
 its first bad piece, not after inflating all of it.
 
-Memory: verify holds neither the kernel layer's events nor the capability
-surface's paths. The surface's text and, past 65,536 of them, the paths it
-derives go to a scratch file without a name in the temporary directory
-($TMPDIR, else /tmp; nothing is left there), and the two are compared by
-sha256 of the derived text. About 9 bytes per event stay in memory when
-the archive has a correlation report.
+Memory: verify holds neither the kernel layer's events nor, once they
+are many, the paths the layer derives. The surface's text, the time index
+correlation needs (9 bytes per event) and the paths past 65,536 (or 4 MiB
+of them) go to a scratch file without a name in the temporary directory
+($TMPDIR, else /tmp), and the surface is compared by sha256 of the
+derived text. Where no scratch file can be made or written, they are
+held in memory instead.
 
 Signatures: a signed archive (vigil record --sign-key) carries
 signature.dsse.json, a DSSE envelope over an in-toto statement that names

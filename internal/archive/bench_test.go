@@ -9,6 +9,7 @@ import (
 
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/spill"
 )
 
 // Per-stage benchmarks of the evidence pipeline after the ring reader.
@@ -140,7 +141,10 @@ func BenchmarkStageStream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sb := evidence.AssembleStreamed(bundle.Run, layer.Digest(), bundle.SDK, in)
+		sb, err := evidence.AssembleStreamed(bundle.Run, layer.Digest(), bundle.SDK, in)
+		if err != nil {
+			b.Fatal(err)
+		}
 		if err := encodeTo(io.Discard, sb, layer, nil); err != nil {
 			b.Fatal(err)
 		}
@@ -156,9 +160,14 @@ func BenchmarkStageVerifyFolding(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for b.Loop() {
-		if _, err := decode(bytes.NewReader(data), scratchFolding(b)); err != nil {
+		scratch, err := spill.Create(b.TempDir())
+		if err != nil {
 			b.Fatal(err)
 		}
+		if _, err := decode(bytes.NewReader(data), &folding{scratch: scratch}); err != nil {
+			b.Fatal(err)
+		}
+		scratch.Close()
 	}
 	perEvent(b, benchEvents, cpu0)
 }

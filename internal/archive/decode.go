@@ -167,7 +167,7 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		return nil, err
 	}
 	if pathsFromDigest {
-		b.SetSurfacePathsFrom(digest)
+		b.SetSurfacePathSource(digest)
 	}
 	if _, ok := content[evidence.EntryCorrelation]; ok {
 		b.Correlation = &evidence.CorrelationReport{}

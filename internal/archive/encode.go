@@ -80,7 +80,8 @@ type file struct {
 	data []byte
 	// n is the entry's size when data is nil: the kernel layer's data is
 	// not kept when read (kernel holds its events), nor made before it is
-	// written (writeEntry encodes it as it goes).
+	// written (writeEntry encodes it as it goes), and a surface read into
+	// a scratch file is there (spooled).
 	n       int64
 	sum     *[sha256.Size]byte // sha256 of data, when known
 	checked bool               // every line already schema-valid (NDJSON)

@@ -16,7 +16,6 @@ import (
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
 	"vigil/internal/spill"
-	"vigil/internal/wire"
 )
 
 // rawEntry is a tar entry as found, without any of Decode's checks.
@@ -177,25 +176,12 @@ func scratchFolding(t testing.TB) *folding {
 }
 
 // surfaceWithPaths is b's surface with the path lists its digest gives
-// (Bundle.SurfacePaths), or b's surface as it is.
+// (Bundle.WholeSurface).
 func surfaceWithPaths(t testing.TB, b *evidence.Bundle) evidence.CapabilitySurface {
 	t.Helper()
-	s := b.Surface
-	d := b.SurfacePaths()
-	if d == nil {
-		return s
-	}
-	lists := []*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
-		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
-	for l, list := range lists {
-		*list = []wire.Bytes{}
-		err := d.EachSurfacePath(evidence.PathList(l), func(p wire.Bytes) error {
-			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	s, err := b.WholeSurface()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }

@@ -15,7 +15,8 @@ import (
 // block is folded into an evidence.Digest, encoded to its lines, hashed,
 // and cut into deflate segments that compress on a pool of workers. So a
 // recording holds neither its events nor their text, only the compressed
-// layer and the digest; the archive is then assembled around them
+// layer and the digest (and, spilling, not even those whole: see
+// NewKernelStreamSpilling); the archive is then assembled around them
 // (WriteStreamed). The layer's segments start at its first byte and are
 // cut every SegmentBytes of it, as Encode cuts them, so the archive is
 // byte for byte the one Encode writes for the same events.
@@ -76,7 +77,9 @@ func (l *KernelLayer) Digest() *evidence.Digest { return l.digest }
 func (l *KernelLayer) Size() int64 { return l.size }
 
 // NewKernelStream starts an empty layer.
-func NewKernelStream() *KernelStream { return newKernelStream(evidence.NewDigest()) }
+func NewKernelStream() *KernelStream {
+	return newKernelStream(evidence.NewDigest(), newSegmentWriter(SegmentBytes))
+}
 
 // NewKernelStreamSpilling starts an empty layer that keeps a long run out
 // of memory: its compressed segments go to an anonymous scratch file in
@@ -99,16 +102,15 @@ func newKernelStreamSpilling(dir string, l evidence.SpillLimits) (*KernelStream,
 		paths.Close()
 		return nil, err
 	}
-	s := newKernelStream(evidence.NewDigest().SpillTo(paths, l))
-	s.sw = newSpoolingSegmentWriter(SegmentBytes, segs)
+	s := newKernelStream(evidence.NewDigest().SpillTo(paths, l), newSpoolingSegmentWriter(SegmentBytes, segs))
 	s.files = []*spill.File{paths, segs}
 	return s, nil
 }
 
 // newKernelStream starts a layer folded into d; nil for a layer whose
 // events are held and checked by the caller (Encode).
-func newKernelStream(d *evidence.Digest) *KernelStream {
-	return &KernelStream{sw: newSegmentWriter(SegmentBytes), h: sha256.New(), digest: d, free: make(chan []byte, 16)}
+func newKernelStream(d *evidence.Digest, sw *segmentWriter) *KernelStream {
+	return &KernelStream{sw: sw, h: sha256.New(), digest: d, free: make(chan []byte, 16)}
 }
 
 // Write appends events, which must follow the ones written before in seq

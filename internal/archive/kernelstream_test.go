@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
@@ -41,7 +43,11 @@ func streamedWith(t *testing.T, b *evidence.Bundle, r *rand.Rand, ks *KernelStre
 	if err != nil {
 		t.Fatal(err)
 	}
-	return evidence.AssembleStreamed(b.Run, layer.Digest(), b.SDK, evidence.InputOf(b.Health)), layer
+	sb, err := evidence.AssembleStreamed(b.Run, layer.Digest(), b.SDK, evidence.InputOf(b.Health))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb, layer
 }
 
 func spooledSegments(l *KernelLayer) int {
@@ -83,7 +89,7 @@ func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
 				if layer.Size() == 0 != (n == 0) {
 					t.Fatalf("%d events make a layer of %d bytes", n, layer.Size())
 				}
-				if st := layer.Digest().Spilled(); ks == spilling && (n >= 1500) != (st.Runs > 0 && st.Merges > 0) {
+				if st := layer.Digest().Spilled(); ks == spilling && (n >= 1500) != (st.PathRuns > 0 && st.Merges > 0) {
 					t.Fatalf("%d events: spilled %+v", n, st)
 				}
 				if spooled := spooledSegments(layer); ks == spilling && spooled != len(layer.segs) || ks != spilling && spooled > 0 {
@@ -133,7 +139,7 @@ func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(7, 8)), ks)
-	if st := layer.Digest().Spilled(); st.Runs == 0 || st.Err != nil {
+	if st := layer.Digest().Spilled(); st.PathRuns == 0 || st.Err != nil {
 		t.Fatalf("spilled %+v, want runs at the default limits", st)
 	}
 	if n := spooledSegments(layer); n != len(layer.segs) || n < 2 {
@@ -164,7 +170,7 @@ func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := folded.Bundle.Streamed.Spilled(); st.Runs == 0 || st.Err != nil || folded.scratch == nil {
+	if st := folded.Bundle.Streamed.Spilled(); st.PathRuns == 0 || st.Err != nil || folded.scratch == nil {
 		t.Fatalf("verifying spilled %+v", st)
 	}
 	if !reflect.DeepEqual(surfaceWithPaths(t, folded.Bundle), held.Bundle.Surface) {
@@ -235,7 +241,10 @@ func TestWriteStreamedRefusesMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	badBundle := evidence.AssembleStreamed(b.Run, bad.Digest(), b.SDK, evidence.InputOf(b.Health))
+	badBundle, err := evidence.AssembleStreamed(b.Run, bad.Digest(), b.SDK, evidence.InputOf(b.Health))
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = WriteStreamed(filepath.Join(dir, "c"), badBundle, bad, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not follow") {
 		t.Fatalf("a layer out of seq order: %v", err)
@@ -265,5 +274,40 @@ func TestKernelStreamRefusesWhatReadWouldRefuse(t *testing.T) {
 	}
 	if _, err := ks.Close(); err == nil {
 		t.Fatal("Close of a refused layer gave a layer")
+	}
+}
+
+// A stream's compression workers end with it: aborted or closed, a
+// spilling stream leaves no goroutine behind.
+func TestSpillingStreamLeavesNoWorkers(t *testing.T) {
+	dir := t.TempDir()
+	before := runtime.NumGoroutine()
+	for i := range 6 {
+		ks, err := NewKernelStreamSpilling(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ks.Write(evidencetest.Kernel(50, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			ks.Abort()
+			continue
+		}
+		layer, err := ks.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		layer.Release()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after 6 streams, %d before", n, before)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("%s holds %d names", dir, len(ents))
 	}
 }

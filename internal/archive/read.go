@@ -33,7 +33,7 @@ type Archive struct {
 }
 
 // Close releases what the archive keeps on disk (OpenDigest's scratch
-// file): the bundle's surface path lists (Bundle.SurfacePaths) may not be
+// file): the bundle's surface path lists (Bundle.SurfacePathSource) may not be
 // read after. It is a no-op for an archive from Open.
 func (a *Archive) Close() error {
 	err := a.scratch.Close()
@@ -71,16 +71,18 @@ func Open(path string) (*Archive, error) { return open(path, nil) }
 // scratch file in the temporary directory, and when the surface is
 // exactly what the layer derives (as in any archive not tampered with),
 // the bundle's surface leaves its path lists to the digest
-// (Bundle.SurfacePaths), readable until Close. What it holds grows only
-// with the open tasks and, when the archive has a correlation report, 9
-// bytes per event (17 once seqs stop being the events' indexes). Without
-// a scratch file it holds the surface and its paths, as Open does.
+// (Bundle.SurfacePathSource), readable until Close. The time index
+// correlation needs goes there too: what it holds grows only with the
+// tasks open at once. Without a scratch file it holds the surface, its
+// paths and 9 bytes per event (17 where seqs are not the events'
+// indexes), as Open does.
 func OpenDigest(path string) (*Archive, error) {
+	fold := &folding{}
 	scratch, err := spill.Create("")
-	if err != nil {
-		scratch = nil
+	if err == nil {
+		fold.scratch = scratch
 	}
-	a, err := open(path, &folding{scratch: scratch})
+	a, err := open(path, fold)
 	if err != nil {
 		scratch.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -55,7 +56,10 @@ func (s *segment) writeTo(w io.Writer) error {
 		_, err := w.Write(s.out)
 		return err
 	}
-	_, err := io.Copy(w, s.spool.Section(s.off, s.outN))
+	n, err := io.Copy(w, s.spool.Section(s.off, s.outN))
+	if err == nil && n != s.outN {
+		err = fmt.Errorf("archive: a compressed segment read back %d of its %d bytes", n, s.outN)
+	}
 	return err
 }
 

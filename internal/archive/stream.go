@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"vigil/internal/evidence"
-	"vigil/internal/spill"
 	"vigil/internal/wire"
 )
 
@@ -31,12 +30,12 @@ const batchLines = 16 << 10
 // keeping its events (OpenDigest); scratch, when set, takes what would
 // otherwise be held.
 type folding struct {
-	scratch *spill.File
+	scratch evidence.Scratch
 }
 
 // spooled is an entry's text in a scratch file.
 type spooled struct {
-	to     *spill.File
+	to     evidence.Scratch
 	off, n int64
 }
 
@@ -51,6 +50,15 @@ func (f *file) load() error {
 	}
 	f.data = data
 	return nil
+}
+
+// unspool returns the n bytes spool holds followed by piece.
+func unspool(spool *spooled, n int64, piece []byte) ([]byte, error) {
+	data := make([]byte, n, n+int64(len(piece)))
+	if _, err := io.ReadFull(spool.to.Section(spool.off, n), data); err != nil {
+		return nil, err
+	}
+	return append(data, piece...), nil
 }
 
 // readEntry reads the size bytes of entry name from r a piece at a time,
@@ -115,11 +123,17 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 		read += int64(k)
 		last = data[len(data)-1]
 		if spool != nil {
-			if _, err := spool.to.Write(piece); err != nil {
+			if _, err := spool.to.Write(piece); err == nil {
+				data = data[:0]
+				continue
+			}
+			// The scratch file refused it: the text is kept in memory
+			// after all, what went out read back.
+			var err error
+			if data, err = unspool(spool, read-int64(k), data); err != nil {
 				return f, err
 			}
-			data = data[:0]
-			continue
+			keep, spool = true, nil
 		}
 		if lc != nil {
 			if err := lc.check(data, read == size); err != nil {

@@ -118,7 +118,7 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) (arc
 		return nil, err
 	}
 	if layer == nil {
-		ks := newKernelStream(nil)
+		ks := newKernelStream(nil, newSegmentWriter(SegmentBytes))
 		if err := ks.writeAll(b.Kernel); err != nil {
 			ks.Abort()
 			return nil, err
@@ -143,7 +143,7 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) (arc
 		entries = append(entries, e)
 		return err
 	}
-	se, err := writeSurface(before, &b.Surface, b.SurfacePaths())
+	se, err := writeSurface(before, &b.Surface, b.SurfacePathSource())
 	if err != nil {
 		before.abort()
 		after.abort()

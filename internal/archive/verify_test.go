@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -47,8 +49,8 @@ func TestVerifyGood(t *testing.T) {
 		t.Fatalf("OpenDigest holds %d events, counts %d (Open %d), size %d (Open %d)", len(f.Kernel), f.Events(), h.Events(), folded.Size, held.Size)
 	}
 	// The surface's path lists are not held: the digest gives them.
-	if f.SurfacePaths() == nil || f.Surface.FilesRead != nil {
-		t.Fatalf("OpenDigest's surface holds %d paths read, SurfacePaths %v", len(f.Surface.FilesRead), f.SurfacePaths())
+	if f.SurfacePathSource() == nil || f.Surface.FilesRead != nil {
+		t.Fatalf("OpenDigest's surface holds %d paths read, SurfacePathSource %v", len(f.Surface.FilesRead), f.SurfacePathSource())
 	}
 	if !reflect.DeepEqual([]any{h.Run, h.SDK, h.Surface, h.Correlation, h.Health}, []any{f.Run, f.SDK, surfaceWithPaths(t, f), f.Correlation, f.Health}) {
 		t.Fatal("OpenDigest's documents differ from Open's")
@@ -506,3 +508,48 @@ func TestMinKernelLine(t *testing.T) {
 		}
 	}
 }
+
+// A scratch file that refuses a write part way through the surface costs
+// memory, not the verdict: what went out is read back, the rest kept,
+// and the archive verifies with Open's documents.
+func TestFoldingScratchRefused(t *testing.T) {
+	b := evidencetest.Bundle(140_000, 3) // a surface of two pieces (7 MB)
+	data := encode(t, b)
+	held, err := Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int{0, 100, pieceBytes + 100} {
+		st := &failingScratch{failAfter: after}
+		got, err := decode(bytes.NewReader(data), &folding{scratch: st})
+		if err != nil {
+			t.Fatalf("refused after %d bytes: %v", after, err)
+		}
+		if !st.failed || !reflect.DeepEqual(surfaceWithPaths(t, got), held.Surface) {
+			t.Fatalf("refused after %d bytes (failed %v): the surface differs from Open's", after, st.failed)
+		}
+	}
+}
+
+// failingScratch is a Scratch in memory that refuses every write once it
+// holds failAfter bytes.
+type failingScratch struct {
+	b         []byte
+	failAfter int
+	failed    bool
+}
+
+func (m *failingScratch) Write(p []byte) (int, error) {
+	if len(m.b)+len(p) > m.failAfter {
+		n := max(0, m.failAfter-len(m.b))
+		m.b = append(m.b, p[:n]...)
+		m.failed = true
+		return n, errors.New("scratch full")
+	}
+	m.b = append(m.b, p...)
+	return len(p), nil
+}
+
+func (m *failingScratch) Size() int64 { return int64(len(m.b)) }
+
+func (m *failingScratch) Section(off, n int64) io.Reader { return bytes.NewReader(m.b[off : off+n]) }

@@ -23,26 +23,28 @@ type Bundle struct {
 	// Check takes what the layer derives from the digest of the events.
 	Streamed *Digest `json:"-"`
 	// pathsStreamed says Surface's path lists are nil because Streamed
-	// gives them (AssembleStreamed): see SurfacePaths.
+	// gives them (AssembleStreamed, SetSurfacePathSource): see
+	// SurfacePathSource.
 	pathsStreamed bool
 }
 
-// SetSurfacePathsFrom makes d, the digest of b's kernel layer, the source
-// of b's surface path lists (SurfacePaths) and b.Streamed, and drops the
-// lists b holds: for a reader that has established that the archive's
-// surface is exactly what d derives, so that it need not hold the paths.
-func (b *Bundle) SetSurfacePathsFrom(d *Digest) {
+// SetSurfacePathSource makes d, the digest of b's kernel layer, the
+// source of b's surface path lists (SurfacePathSource) and b.Streamed,
+// and drops the lists b holds: for a reader that has established that
+// the archive's surface is exactly what d derives, so that it need not
+// hold the paths.
+func (b *Bundle) SetSurfacePathSource(d *Digest) {
 	for _, l := range b.Surface.pathFields() {
 		*l = nil
 	}
 	b.Streamed, b.pathsStreamed = d, true
 }
 
-// SurfacePaths is the digest that gives the surface's path lists
+// SurfacePathSource is the digest that gives the surface's path lists
 // (EachSurfacePath) when Surface leaves them out, as AssembleStreamed
 // does so that a recording never holds them all; nil when Surface has
 // them.
-func (b *Bundle) SurfacePaths() *Digest {
+func (b *Bundle) SurfacePathSource() *Digest {
 	if b.pathsStreamed {
 		return b.Streamed
 	}
@@ -70,7 +72,7 @@ func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput
 		k = append([]wire.Kernel(nil), kernel...)
 		slices.SortStableFunc(k, bySeq)
 	}
-	b := assemble(run, DigestOf(k), sdk, in, false)
+	b, _ := assemble(run, DigestOf(k), sdk, in, false) // no store to read
 	b.Kernel = k
 	return b
 }
@@ -78,18 +80,22 @@ func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput
 // AssembleStreamed is Assemble for a kernel layer already written as it
 // arrived: d is the digest of exactly the events written, in order. The
 // bundle's Kernel is empty, its surface's path lists nil, and Streamed
-// is d.
-func AssembleStreamed(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) *Bundle {
+// is d. The error is a failure to read back what d's scratch store
+// holds.
+func AssembleStreamed(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) (*Bundle, error) {
 	if run.Schema == "" {
 		run.Schema = wire.RunSchema
 	}
 	run.EnvNames = envNames(run.EnvNames)
-	b := assemble(run, d, sdk, in, true)
+	b, err := assemble(run, d, sdk, in, true)
+	if err != nil {
+		return nil, err
+	}
 	b.Streamed, b.pathsStreamed = d, true
-	return b
+	return b, nil
 }
 
-func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed bool) *Bundle {
+func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed bool) (*Bundle, error) {
 	if len(sdk) == 0 {
 		sdk = nil
 	}
@@ -108,11 +114,37 @@ func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed 
 	}
 	b.Surface.RunID = run.RunID
 	if sdk != nil {
-		b.Correlation = d.Correlate(sdk)
+		var err error
+		if b.Correlation, err = d.Correlate(sdk); err != nil {
+			return nil, err
+		}
 		b.Correlation.RunID = run.RunID
 	}
 	b.Health = BuildHealth(run.RunID, in)
-	return b
+	return b, nil
+}
+
+// WholeSurface is b's surface with its path lists, read from the digest
+// that gives them (SurfacePathSource) when b leaves them out: every path
+// is then held, which is what leaving them out avoids. The error is a
+// failure to read them back from the digest's scratch store.
+func (b *Bundle) WholeSurface() (CapabilitySurface, error) {
+	s := b.Surface
+	d := b.SurfacePathSource()
+	if d == nil {
+		return s, nil
+	}
+	for l, list := range s.pathFields() {
+		*list = []wire.Bytes{}
+		err := d.EachSurfacePath(PathList(l), func(p wire.Bytes) error {
+			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
+			return nil
+		})
+		if err != nil {
+			return CapabilitySurface{}, err
+		}
+	}
+	return s, nil
 }
 
 // Events is how many kernel events the bundle's layer holds.

@@ -3,7 +3,9 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,8 +80,9 @@ func check(b *Bundle, surface bool) error {
 		return err
 	}
 	if surface {
-		var s CapabilitySurface
-		if b.SurfacePaths() != nil {
+		var f string
+		switch {
+		case b.SurfacePathSource() != nil:
 			// The path lists are the digest's own (EachSurfacePath):
 			// there is nothing to compare them with.
 			for l := range PathList(numSets) {
@@ -87,17 +90,28 @@ func check(b *Bundle, surface bool) error {
 					return entryErr(EntrySurface, "path lists of its own besides its digest's")
 				}
 			}
-			s = d.SurfaceWithoutPaths()
-		} else {
-			s = d.Surface()
+			s := d.SurfaceWithoutPaths()
+			s.RunID = id
+			f = firstDiff(s, b.Surface)
+		case d.pathsInStore():
+			var err error
+			if f, err = firstDiffStored(d, &b.Surface, id); err != nil {
+				return entryErr(EntrySurface, "%v", err)
+			}
+		default:
+			s := d.Surface()
+			s.RunID = id
+			f = firstDiff(s, b.Surface)
 		}
-		s.RunID = id
-		if f := firstDiff(s, b.Surface); f != "" {
+		if f != "" {
 			return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
 		}
 	}
 	if b.Correlation != nil {
-		corr := d.Correlate(b.SDK)
+		corr, err := d.Correlate(b.SDK)
+		if err != nil {
+			return entryErr(EntryCorrelation, "%v", err)
+		}
 		corr.RunID = id
 		if f := firstDiff(corr, b.Correlation); f != "" {
 			return entryErr(EntryCorrelation, "%s differs from what %s and %s derive", f, EntryKernel, EntrySDK)
@@ -227,6 +241,57 @@ func firstDiff(a, b any) string {
 		}
 	}
 	return "content"
+}
+
+// firstDiffStored is firstDiff of d's surface, with run id id, and s, for
+// a digest whose paths are in its scratch store: each path list is
+// compared a path at a time as the store gives it back, never held.
+func firstDiffStored(d *Digest, s *CapabilitySurface, id string) (string, error) {
+	derived := d.SurfaceWithoutPaths()
+	derived.RunID = id
+	lists := s.pathFields()
+	v, w := reflect.ValueOf(&derived).Elem(), reflect.ValueOf(s).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		name := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+		l := -1
+		if f, ok := w.Field(i).Addr().Interface().(*[]wire.Bytes); ok {
+			l = slices.Index(lists[:], f)
+		}
+		if l < 0 {
+			if !sameJSON(v.Field(i).Interface(), w.Field(i).Interface()) {
+				return name, nil
+			}
+			continue
+		}
+		same, err := sameAsStored(d, PathList(l), *lists[l])
+		if err != nil || !same {
+			return name, err
+		}
+	}
+	return "", nil
+}
+
+// errDiffers stops a comparison at its first difference.
+var errDiffers = errors.New("differs")
+
+// sameAsStored reports whether list is d's path list l (which is never
+// nil: an empty one is [], not null).
+func sameAsStored(d *Digest, l PathList, list []wire.Bytes) (bool, error) {
+	if list == nil {
+		return false, nil
+	}
+	i := 0
+	err := d.EachSurfacePath(l, func(p wire.Bytes) error {
+		if i >= len(list) || list[i] != p {
+			return errDiffers
+		}
+		i++
+		return nil
+	})
+	if err == errDiffers {
+		return false, nil
+	}
+	return err == nil && i == len(list), err
 }
 
 func sameJSON(a, b any) bool {

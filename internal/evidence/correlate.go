@@ -76,62 +76,37 @@ func (s EventSet) Events(kernel []wire.Kernel) []wire.Kernel {
 	return out
 }
 
-// newEventSet builds an EventSet from the events of ix at idx.
-func newEventSet(ix *timeIndex, idx []uint32) EventSet {
-	seqs := make([]uint64, 0, len(idx))
-	b := newEventSetBuilder()
-	for _, k := range idx {
-		seqs = append(seqs, ix.seqAt(int(k)))
-		b.count(ix.kindAt(int(k)))
-	}
-	slices.Sort(seqs)
-	for _, q := range seqs {
-		b.extend(q)
-	}
-	return b.set
-}
-
-// unattributedSet builds the EventSet of the events of ix not marked in
-// attributed. A layer in seq order (every one Check accepts) gives its
-// seqs in order, so nothing is collected or sorted: a run of a million
-// events costs no list of a million; any other falls back to newEventSet.
-func unattributedSet(ix *timeIndex, attributed []bool) EventSet {
-	b := newEventSetBuilder()
-	var last uint64
-	for k, in := range attributed {
-		if in {
-			continue
-		}
-		q := ix.seqAt(k)
-		if b.set.Total > 0 && q < last {
-			var rest []uint32
-			for k, in := range attributed {
-				if !in {
-					rest = append(rest, uint32(k))
-				}
-			}
-			return newEventSet(ix, rest)
-		}
-		last = q
-		b.count(ix.kindAt(k))
-		b.extend(q)
-	}
-	return b.set
-}
-
-// eventSetBuilder counts events by kind and folds seqs, given in
-// increasing order (repeats each make a range of their own), into ranges.
+// eventSetBuilder builds an EventSet from events given one at a time:
+// it counts them by kind and folds their seqs into ranges as they come,
+// which is exact while seqs do not decrease (every layer Check accepts);
+// the first that does makes it keep every seq and sort them at the end,
+// as the set of an arbitrary layer needs. Repeats each make a range of
+// their own, as they do sorted.
 type eventSetBuilder struct {
-	set EventSet
+	set   EventSet
+	last  uint64
+	loose []uint64 // every seq, once one came out of order
+	out   bool     // one came out of order
 }
 
 func newEventSetBuilder() *eventSetBuilder {
 	return &eventSetBuilder{set: EventSet{ByKind: zeroKinds(), SeqRanges: [][2]uint64{}}}
 }
 
-func (b *eventSetBuilder) count(k wire.Kind) {
+func (b *eventSetBuilder) add(q uint64, k wire.Kind) {
+	if !b.out && b.set.Total > 0 && q < b.last {
+		b.out = true
+		b.loose = b.set.Seqs()
+		b.set.SeqRanges = [][2]uint64{}
+	}
 	b.set.Total++
 	b.set.ByKind[k]++
+	b.last = q
+	if b.out {
+		b.loose = append(b.loose, q)
+		return
+	}
+	b.extend(q)
 }
 
 func (b *eventSetBuilder) extend(q uint64) {
@@ -140,6 +115,85 @@ func (b *eventSetBuilder) extend(q uint64) {
 		return
 	}
 	b.set.SeqRanges = append(b.set.SeqRanges, [2]uint64{q, q})
+}
+
+func (b *eventSetBuilder) result() EventSet {
+	if b.out {
+		slices.Sort(b.loose)
+		for _, q := range b.loose {
+			b.extend(q)
+		}
+		b.out, b.loose = false, nil
+	}
+	return b.set
+}
+
+// windowIndex finds the tool-call windows holding a time: the windows
+// sorted by start, over them a segment tree of the latest end, so that a
+// lookup visits only subtrees that hold a match (O(log n) per window
+// found).
+type windowIndex struct {
+	start, end []uint64
+	call       []int    // the tool call of each window
+	maxEnd     []uint64 // segment tree over the windows
+}
+
+func newWindowIndex(calls []ToolCall) *windowIndex {
+	type window struct {
+		start, end uint64
+		call       int
+	}
+	var ws []window
+	for i, tc := range calls {
+		end := ^uint64(0) // open until the end of the run
+		if tc.Completed {
+			end = tc.CompletedMonoNS
+		}
+		if end >= tc.StartedMonoNS {
+			ws = append(ws, window{tc.StartedMonoNS, end, i})
+		}
+	}
+	slices.SortStableFunc(ws, func(a, b window) int { return cmp.Compare(a.start, b.start) })
+	x := &windowIndex{maxEnd: make([]uint64, 4*max(len(ws), 1))}
+	for _, w := range ws {
+		x.start, x.end, x.call = append(x.start, w.start), append(x.end, w.end), append(x.call, w.call)
+	}
+	if len(ws) > 0 {
+		x.build(1, 0, len(ws))
+	}
+	return x
+}
+
+func (x *windowIndex) build(node, lo, hi int) uint64 {
+	if hi-lo == 1 {
+		x.maxEnd[node] = x.end[lo]
+		return x.end[lo]
+	}
+	mid := (lo + hi) / 2
+	x.maxEnd[node] = max(x.build(2*node, lo, mid), x.build(2*node+1, mid, hi))
+	return x.maxEnd[node]
+}
+
+// each calls fn with every tool call whose window holds ts.
+func (x *windowIndex) each(ts uint64, fn func(call int)) {
+	// Only windows starting at or before ts can hold it.
+	n := sort.Search(len(x.start), func(i int) bool { return x.start[i] > ts })
+	if n > 0 {
+		x.visit(1, 0, len(x.start), n, ts, fn)
+	}
+}
+
+func (x *windowIndex) visit(node, lo, hi, n int, ts uint64, fn func(int)) {
+	if lo >= n || x.maxEnd[node] < ts {
+		return
+	}
+	if hi-lo == 1 {
+		fn(x.call[lo])
+		return
+	}
+	mid := (lo + hi) / 2
+	x.visit(2*node, lo, mid, n, ts, fn)
+	x.visit(2*node+1, mid, hi, n, ts, fn)
 }
 
 // Correlate assigns kernel events to the tool calls in sdk by time window.
@@ -151,10 +205,11 @@ func Correlate(kernel []wire.Kernel, sdk []wire.SDK) *CorrelationReport {
 	for i := range kernel {
 		ix.add(&kernel[i])
 	}
-	return correlate(&ix, sdk)
+	r, _ := correlate(&ix, sdk) // no store, nothing to read back
+	return r
 }
 
-func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
+func correlate(ix *timeIndex, sdk []wire.SDK) (*CorrelationReport, error) {
 	r := &CorrelationReport{Schema: CorrelationSchema, ToolCalls: []ToolCall{}}
 	byID := map[string]int{}
 	for _, s := range sdk {
@@ -180,28 +235,31 @@ func correlate(ix *timeIndex, sdk []wire.SDK) *CorrelationReport {
 		}
 	}
 
-	// Index the events by time so each window is two binary searches.
-	// 32-bit indexes: a layer is far below 2^32 events (the entry limit),
-	// and a million-event run's index is 4 MB, not 8.
-	order := make([]uint32, ix.len())
-	for i := range order {
-		order[i] = uint32(i)
+	// One pass over the events in layer order: each goes to every call
+	// whose window holds its time, or to the unattributed set. Nothing is
+	// sorted or indexed per event.
+	windows := newWindowIndex(r.ToolCalls)
+	sets := make([]*eventSetBuilder, len(r.ToolCalls))
+	for i := range sets {
+		sets[i] = newEventSetBuilder()
 	}
-	slices.SortStableFunc(order, func(a, b uint32) int { return cmp.Compare(ix.tsAt(int(a)), ix.tsAt(int(b))) })
-	attributed := make([]bool, ix.len())
+	rest := newEventSetBuilder()
+	err := ix.each(func(ts, seq uint64, kind wire.Kind) {
+		in := false
+		windows.each(ts, func(call int) {
+			in = true
+			sets[call].add(seq, kind)
+		})
+		if !in {
+			rest.add(seq, kind)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
 	for i := range r.ToolCalls {
-		tc := &r.ToolCalls[i]
-		lo := sort.Search(len(order), func(j int) bool { return ix.tsAt(int(order[j])) >= tc.StartedMonoNS })
-		hi := len(order)
-		if tc.Completed {
-			hi = sort.Search(len(order), func(j int) bool { return ix.tsAt(int(order[j])) > tc.CompletedMonoNS })
-		}
-		in := order[lo:max(lo, hi)]
-		for _, k := range in {
-			attributed[k] = true
-		}
-		tc.Kernel = newEventSet(ix, in)
+		r.ToolCalls[i].Kernel = sets[i].result()
 	}
-	r.Unattributed = unattributedSet(ix, attributed)
-	return r
+	r.Unattributed = rest.result()
+	return r, nil
 }

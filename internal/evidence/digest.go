@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"fmt"
-	"strings"
 
 	"vigil/internal/wire"
 )
@@ -18,9 +17,11 @@ import (
 // verification derives.
 //
 // It keeps nothing of an event but what those documents need: each
-// distinct path once (copied, so the event's memory may be reused), the
-// tasks still open, and 9 bytes per event for correlation (17 when the
-// seqs are not the events' indexes).
+// distinct path once (copied, so the event's memory may be reused), each
+// distinct rename and endpoint once, the tasks still open, and 9 bytes
+// per event for correlation (17 where the seqs are not the events'
+// indexes). Given a scratch store (SpillTo), it moves the paths and the
+// correlation index there, and holds a bounded part of them.
 type Digest struct {
 	events   uint64
 	counts   map[wire.Kind]uint64
@@ -86,18 +87,21 @@ func (d *Digest) SpillTo(to Scratch, l SpillLimits) *Digest {
 	}
 	sp.maxRuns = max(sp.maxRuns, 2)
 	d.surface.paths.spill = sp
+	d.times.store = to
 	return d
 }
 
 // SpillStats says what a digest moved to its scratch store.
 type SpillStats struct {
-	// Runs is how many times the paths held were written out, Bytes how
-	// much was written in all (runs and their merges), Merges how often
-	// the runs were merged into one.
-	Runs, Merges int
-	Bytes        int64
-	// Err is the write that failed, if one did: from then on the paths
-	// stayed in memory. Nothing is lost; memory is no longer bounded.
+	// PathRuns is how many times the paths held were written out,
+	// Merges how often the runs were merged into one, TimeChunks how
+	// many chunks of the time index went out; Bytes is how much was
+	// written in all.
+	PathRuns, Merges, TimeChunks int
+	Bytes                        int64
+	// Err is the first write that failed: from then on what it was for
+	// (paths, or the time index) stayed in memory. Nothing is lost;
+	// memory is no longer bounded.
 	Err error
 }
 
@@ -107,7 +111,14 @@ func (d *Digest) Spilled() SpillStats {
 	if sp == nil {
 		return SpillStats{}
 	}
-	return SpillStats{Runs: sp.spills, Merges: sp.merges, Bytes: sp.written, Err: sp.err}
+	st := SpillStats{PathRuns: sp.spills, Merges: sp.merges, Bytes: sp.written, Err: sp.err, TimeChunks: len(d.times.stored)}
+	for _, c := range d.times.stored {
+		st.Bytes += c.size
+	}
+	if st.Err == nil {
+		st.Err = d.times.err
+	}
+	return st
 }
 
 // SurfaceWithoutPaths is the capability surface without its path lists
@@ -119,6 +130,13 @@ func (d *Digest) SurfaceWithoutPaths() CapabilitySurface {
 	}
 	d.seal()
 	return d.surface.buildRest()
+}
+
+// pathsInStore reports whether some of d's paths are in its scratch
+// store.
+func (d *Digest) pathsInStore() bool {
+	sp := d.surface.paths.spill
+	return sp != nil && len(sp.runs) > 0
 }
 
 // seal ends the fold. Once sealed, the digest is only read: a check and
@@ -233,8 +251,9 @@ func (d *Digest) Surface() CapabilitySurface {
 	return *d.built
 }
 
-// Correlate is Correlate of the folded events and sdk.
-func (d *Digest) Correlate(sdk []wire.SDK) *CorrelationReport {
+// Correlate is Correlate of the folded events and sdk. The error is a
+// failure to read back what the scratch store holds (SpillTo).
+func (d *Digest) Correlate(sdk []wire.SDK) (*CorrelationReport, error) {
 	if d.noTimes {
 		panic("evidence: correlation from a digest made without its time index")
 	}
@@ -270,91 +289,4 @@ func (w *exitWatch) add(e *wire.Kernel) {
 		w.kept = *x
 		w.last = &w.kept
 	}
-}
-
-// timeIndex is what correlation needs of each event: its time, seq and
-// kind, in chunks so that growing never copies. Seqs are kept only once
-// they stop being the event's index, which a recording's never do.
-type timeIndex struct {
-	n      int
-	chunks []*timeChunk
-	dense  bool // every seq so far equals its index
-	kinds  []wire.Kind
-	ids    map[wire.Kind]uint8
-}
-
-// timeChunkEvents is the events per chunk of a time index.
-const timeChunkEvents = 1 << 14
-
-type timeChunk struct {
-	ts   [timeChunkEvents]uint64
-	kind [timeChunkEvents]uint8 // index into kinds
-	seq  []uint64               // nil while the index is dense
-}
-
-func (ix *timeIndex) add(e *wire.Kernel) {
-	if ix.n == 0 {
-		ix.dense = true
-	}
-	i := ix.n % timeChunkEvents
-	if i == 0 {
-		c := &timeChunk{}
-		if !ix.dense {
-			c.seq = make([]uint64, 0, timeChunkEvents)
-		}
-		ix.chunks = append(ix.chunks, c)
-	}
-	if ix.dense && e.Seq != uint64(ix.n) {
-		// From here on seqs are kept, the earlier ones filled in.
-		ix.dense = false
-		for k, c := range ix.chunks {
-			c.seq = make([]uint64, 0, timeChunkEvents)
-			for j := range min(timeChunkEvents, ix.n-k*timeChunkEvents) {
-				c.seq = append(c.seq, uint64(k*timeChunkEvents+j))
-			}
-		}
-	}
-	c := ix.chunks[len(ix.chunks)-1]
-	c.ts[i] = e.TimeNS
-	c.kind[i] = ix.kindID(e.Kind)
-	if !ix.dense {
-		c.seq = append(c.seq, e.Seq)
-	}
-	ix.n++
-}
-
-func (ix *timeIndex) kindID(k wire.Kind) uint8 {
-	if n := len(ix.kinds); n > 0 && ix.kinds[n-1] == k {
-		return uint8(n - 1)
-	}
-	if id, ok := ix.ids[k]; ok {
-		return id
-	}
-	if ix.ids == nil {
-		ix.ids = map[wire.Kind]uint8{}
-	}
-	if len(ix.kinds) == 256 {
-		// Schema validation allows far fewer kinds; a bundle built in
-		// memory with more shares the last slot's name.
-		return 255
-	}
-	id := uint8(len(ix.kinds))
-	ix.kinds = append(ix.kinds, wire.Kind(strings.Clone(string(k))))
-	ix.ids[ix.kinds[id]] = id
-	return id
-}
-
-func (ix *timeIndex) len() int { return ix.n }
-
-func (ix *timeIndex) tsAt(i int) uint64 { return ix.chunks[i/timeChunkEvents].ts[i%timeChunkEvents] }
-
-func (ix *timeIndex) seqAt(i int) uint64 {
-	if ix.dense {
-		return uint64(i)
-	}
-	return ix.chunks[i/timeChunkEvents].seq[i%timeChunkEvents]
-}
-
-func (ix *timeIndex) kindAt(i int) wire.Kind {
-	return ix.kinds[ix.chunks[i/timeChunkEvents].kind[i%timeChunkEvents]]
 }

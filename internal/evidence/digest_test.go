@@ -59,7 +59,7 @@ func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
 			{"disorder", d.Disorder(), whole.Disorder()},
 			{"session tasks", d.SessionTasks(), evidence.BalanceSessionTasks(k)},
 			{"surface", d.Surface(), evidence.BuildSurface(k)},
-			{"correlation", d.Correlate(b.SDK), evidence.Correlate(k, b.SDK)},
+			{"correlation", mustCorrelate(t, d, b.SDK), evidence.Correlate(k, b.SDK)},
 			{"outside", d.OutsideOf(map[uint64]bool{}), uint64(len(k))},
 		}
 		for _, c := range checks {
@@ -71,10 +71,10 @@ func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
 		}
 		distinct := map[wire.Bytes]bool{}
 		whole.SurfaceWithoutPaths()
-		for l := range evidence.PathList(11) {
+		for l := range evidence.PathList(evidence.NumPathLists) {
 			whole.EachSurfacePath(l, func(p wire.Bytes) error { distinct[wire.Bytes(strings.Clone(string(p)))] = true; return nil })
 		}
-		if st := d.Spilled(); round%2 == 1 && (len(distinct) > limits.Paths) != (st.Runs > 0) || st.Err != nil {
+		if st := d.Spilled(); round%2 == 1 && (len(distinct) > limits.Paths) != (st.PathRuns > 0) || st.Err != nil {
 			t.Fatalf("round %d: spilled %+v, want runs and no error", round, st)
 		}
 		if round%3 == 0 && (whole.SeqGaps() != 1 || whole.Disorder() == "") {
@@ -87,14 +87,14 @@ func TestDigestInBlocksMatchesWholeLayer(t *testing.T) {
 // bundle holding its events, and a wrong document in it is still caught.
 func TestCheckStreamedBundle(t *testing.T) {
 	b := evidencetest.Bundle(500, 3)
-	s := evidence.AssembleStreamed(b.Run, evidence.DigestOf(b.Kernel), b.SDK, evidence.InputOf(b.Health))
+	s := mustAssembleStreamed(t, b, evidence.DigestOf(b.Kernel))
 	if err := evidence.Check(s); err != nil {
 		t.Fatalf("streamed bundle: %v", err)
 	}
 	if s.Events() != 500 || len(s.Kernel) != 0 {
 		t.Fatalf("streamed bundle holds %d events, %d of its own", s.Events(), len(s.Kernel))
 	}
-	for l := range evidence.PathList(11) {
+	for l := range evidence.PathList(evidence.NumPathLists) {
 		if s.Surface.Paths(l) != nil {
 			t.Fatalf("streamed bundle's surface holds path list %d", l)
 		}
@@ -114,7 +114,7 @@ func TestCheckStreamedBundle(t *testing.T) {
 		{"events of its own", evidence.EntryKernel, func(x *evidence.Bundle) { x.Kernel = b.Kernel[:1] }},
 		{"exit", evidence.EntryRun, func(x *evidence.Bundle) { x.Run.ExitCode = 7 }},
 	} {
-		x := evidence.AssembleStreamed(b.Run, evidence.DigestOf(b.Kernel), b.SDK, evidence.InputOf(b.Health))
+		x := mustAssembleStreamed(t, b, evidence.DigestOf(b.Kernel))
 		c.edit(x)
 		err := evidence.Check(x)
 		var ee *evidence.EntryError
@@ -128,18 +128,9 @@ func TestCheckStreamedBundle(t *testing.T) {
 // digest gives.
 func withPaths(t *testing.T, b *evidence.Bundle) evidence.CapabilitySurface {
 	t.Helper()
-	s := b.Surface
-	lists := []*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
-		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
-	for l, list := range lists {
-		*list = []wire.Bytes{}
-		err := b.Streamed.EachSurfacePath(evidence.PathList(l), func(p wire.Bytes) error {
-			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	s, err := b.WholeSurface()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return s
 }
@@ -158,7 +149,8 @@ func TestDigestSealedBySurface(t *testing.T) {
 
 // Correlation's time index keeps seqs only once they stop being the
 // events' indexes, filling in the earlier ones then: a layer that loses
-// one seq past its first chunks still names every seq rightly.
+// one seq past its first chunks still names every seq rightly, whether
+// the chunks are held or in a scratch store.
 func TestCorrelateAfterAGapFarIn(t *testing.T) {
 	const n, gap = 40000, 30000
 	k := make([]wire.Kernel, n)
@@ -175,10 +167,24 @@ func TestCorrelateAfterAGapFarIn(t *testing.T) {
 		{Type: wire.SDKToolCallCompleted, ToolCallID: "a", MonoNS: 1000 + gap + 10, Status: "ok"},
 	}
 	d := evidence.NewDigest()
+	// The same with full chunks moved to a scratch store, to one that
+	// refuses them after the first (the rest stay in memory).
+	stored := evidence.NewDigest().SpillTo(&evidence.MemScratch{}, evidence.SpillLimits{})
+	refused := evidence.NewDigest().SpillTo(&evidence.MemScratch{FailAfter: 200 << 10}, evidence.SpillLimits{})
 	for i := 0; i < n; i += 1000 {
-		d.Add(k[i : i+1000])
+		for _, x := range []*evidence.Digest{d, stored, refused} {
+			block := append([]wire.Kernel(nil), k[i:i+1000]...)
+			x.Add(block)
+			scribble(block)
+		}
 	}
-	for _, r := range []*evidence.CorrelationReport{evidence.Correlate(k, sdk), d.Correlate(sdk)} {
+	if st := stored.Spilled(); st.TimeChunks != 2 || st.Err != nil {
+		t.Fatalf("stored: %+v, want 2 of 3 chunks out", st)
+	}
+	if st := refused.Spilled(); st.TimeChunks != 1 || st.Err == nil {
+		t.Fatalf("refused: %+v, want 1 chunk out, then an error", st)
+	}
+	for _, r := range []*evidence.CorrelationReport{evidence.Correlate(k, sdk), mustCorrelate(t, d, sdk), mustCorrelate(t, stored, sdk), mustCorrelate(t, refused, sdk)} {
 		got := r.ToolCalls[0].Kernel
 		want := [][2]uint64{{0, gap - 1}, {gap + 1, gap + 11}}
 		if !reflect.DeepEqual(got.SeqRanges, want) || got.Total != gap+11 || got.ByKind[wire.KindExec] != 1 {
@@ -188,4 +194,88 @@ func TestCorrelateAfterAGapFarIn(t *testing.T) {
 			t.Fatalf("unattributed %d events %v", u.Total, u.SeqRanges)
 		}
 	}
+}
+
+func mustCorrelate(t *testing.T, d *evidence.Digest, sdk []wire.SDK) *evidence.CorrelationReport {
+	t.Helper()
+	r, err := d.Correlate(sdk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// mustAssembleStreamed is AssembleStreamed of b's documents with d.
+func mustAssembleStreamed(t *testing.T, b *evidence.Bundle, d *evidence.Digest) *evidence.Bundle {
+	t.Helper()
+	s, err := evidence.AssembleStreamed(b.Run, d, b.SDK, evidence.InputOf(b.Health))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A scratch store that cannot give back the time index it took fails
+// correlation, rather than correlating fewer events.
+func TestCorrelateStoreReadError(t *testing.T) {
+	st := &evidence.MemScratch{}
+	d := evidence.NewDigest().SpillTo(st, evidence.SpillLimits{})
+	d.Add(evidencetest.Kernel(40000, 0))
+	st.ReadErr = errors.New("disk gone")
+	if _, err := d.Correlate([]wire.SDK{{Type: wire.SDKToolCallStarted, ToolCallID: "a"}}); err == nil || !strings.Contains(err.Error(), "disk gone") {
+		t.Fatalf("Correlate with an unreadable store = %v", err)
+	}
+}
+
+// A bundle whose layer was folded into a digest that moved its paths to a
+// scratch store (an archive verified folding) is checked as the bundle
+// holding its events is: the same verdict and the same message for every
+// surface edited, its paths compared as the store gives them back.
+func TestCheckWithStoredPaths(t *testing.T) {
+	b := evidencetest.Bundle(3000, 3)
+	edits := []struct {
+		name string
+		edit func(s *evidence.CapabilitySurface)
+	}{
+		{"none", func(*evidence.CapabilitySurface) {}},
+		{"a path added", func(s *evidence.CapabilitySurface) { s.FilesRead = append(s.FilesRead, "/zz/forged") }},
+		{"a path dropped", func(s *evidence.CapabilitySurface) { s.FilesRead = s.FilesRead[1:] }},
+		{"a path changed", func(s *evidence.CapabilitySurface) {
+			s.FilesRead = append([]wire.Bytes{"/a/forged"}, s.FilesRead[1:]...)
+		}},
+		{"a list null", func(s *evidence.CapabilitySurface) { s.DirsCreated = nil }},
+		{"a list emptied", func(s *evidence.CapabilitySurface) { s.Execs = []wire.Bytes{} }},
+		{"a rename added", func(s *evidence.CapabilitySurface) {
+			s.FilesRenamed = append(s.FilesRenamed, evidence.Rename{From: "/a", To: "/b"})
+		}},
+		{"the schema", func(s *evidence.CapabilitySurface) { s.Schema = "other" }},
+	}
+	for _, e := range edits {
+		held := *b
+		held.Surface = cloneSurface(b.Surface)
+		e.edit(&held.Surface)
+		want := evidence.Check(&held)
+
+		d := evidence.NewDigest().SpillTo(&evidence.MemScratch{}, evidence.SpillLimits{Paths: 50})
+		d.Add(append([]wire.Kernel(nil), b.Kernel...))
+		folded := held
+		folded.Kernel, folded.Streamed = nil, d
+		got := evidence.Check(&folded)
+		if d.Spilled().PathRuns == 0 {
+			t.Fatalf("%s: no path went to the store", e.name)
+		}
+		if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+			t.Fatalf("%s: with the paths stored %v; held %v", e.name, got, want)
+		}
+		if e.name != "none" && got == nil {
+			t.Fatalf("%s: accepted", e.name)
+		}
+	}
+}
+
+func cloneSurface(s evidence.CapabilitySurface) evidence.CapabilitySurface {
+	data, _ := json.Marshal(s)
+	var c evidence.CapabilitySurface
+	json.Unmarshal(data, &c)
+	return c
 }

@@ -67,17 +67,17 @@ func TestPathSetsUnderCollisions(t *testing.T) {
 
 func head(p []wire.Bytes) []wire.Bytes { return p[:min(len(p), 5)] }
 
-// memScratch is a Scratch in memory; failAfter > 0 makes writes fail once
+// memScratch is a Scratch in memory; FailAfter > 0 makes writes fail once
 // it holds that many bytes.
 type memScratch struct {
 	b         []byte
-	failAfter int
-	readErr   error // cuts every section read in half, then fails
+	FailAfter int
+	ReadErr   error // cuts every section read in half, then fails
 }
 
 func (m *memScratch) Write(p []byte) (int, error) {
-	if m.failAfter > 0 && len(m.b)+len(p) > m.failAfter {
-		n := m.failAfter - len(m.b)
+	if m.FailAfter > 0 && len(m.b)+len(p) > m.FailAfter {
+		n := m.FailAfter - len(m.b)
 		m.b = append(m.b, p[:n]...)
 		return n, errors.New("scratch full")
 	}
@@ -88,8 +88,8 @@ func (m *memScratch) Write(p []byte) (int, error) {
 func (m *memScratch) Size() int64 { return int64(len(m.b)) }
 
 func (m *memScratch) Section(off, n int64) io.Reader {
-	if m.readErr != nil {
-		return io.MultiReader(bytes.NewReader(m.b[off:off+n/2]), iotest.ErrReader(m.readErr))
+	if m.ReadErr != nil {
+		return io.MultiReader(bytes.NewReader(m.b[off:off+n/2]), iotest.ErrReader(m.ReadErr))
 	}
 	return bytes.NewReader(m.b[off : off+n])
 }
@@ -109,6 +109,9 @@ func TestPathSetsSpilled(t *testing.T) {
 		{"a run every 300 bytes", 1 << 20, 300, 64, 0, true, false},
 		{"one run, never merged", 2000, 1 << 30, 64, 0, true, false},
 		{"the store fails part way", 50, 1 << 20, 4, 9000, true, true},
+		// Past the failure the entries outgrow the index a fresh
+		// table starts with (1024 slots, half of them usable).
+		{"the store fails with more held than a fresh index takes", 2000, 1 << 20, 64, 10, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(5, 6))
@@ -117,7 +120,7 @@ func TestPathSetsSpilled(t *testing.T) {
 				pool = append(pool, wire.Bytes(fmt.Sprintf("/d%d/f%d", i%13, i)))
 			}
 			plain := newPathSets(true)
-			st := &memScratch{failAfter: c.failAfter}
+			st := &memScratch{FailAfter: c.failAfter}
 			s := newPathSets(true)
 			s.spill = newPathSpill(st)
 			s.spill.entries, s.spill.bytes, s.spill.maxRuns = c.entries, c.bytes, c.maxRuns
@@ -181,7 +184,7 @@ func TestPathSetsSpilledReadError(t *testing.T) {
 		s.add(wire.Bytes(fmt.Sprintf("/f%d", i)), setRead)
 	}
 	s.seal()
-	st.readErr = errors.New("disk gone")
+	st.ReadErr = errors.New("disk gone")
 	err := s.each(0, func(wire.Bytes) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "read spilled paths: disk gone") {
 		t.Fatalf("each over a cut store = %v, want a read error", err)

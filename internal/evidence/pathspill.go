@@ -28,11 +28,14 @@ type Scratch interface {
 // Spill limits: the path sets move their entries to the scratch store
 // once they hold this many paths, or this many bytes of them; and merge
 // the runs there into one once there are this many, so that reading them
-// back needs a bounded number of buffers.
+// back needs a bounded number of buffers (a run's reader takes
+// spillReadBytes). 256 runs of 4 MiB are more path bytes than a kernel
+// layer within the entry limit can name, so a recording never stops to
+// merge; the merge is the bound for anything larger.
 const (
 	spillEntries   = 1 << 16
 	spillBytes     = 4 << 20
-	spillMaxRuns   = 64
+	spillMaxRuns   = 256
 	spillReadBytes = 16 << 10
 )
 
@@ -146,6 +149,12 @@ func (sp *pathSpill) mergeRuns() {
 	if err != nil {
 		sp.err = err
 		return
+	}
+	// The merged runs' space is given back where the store can.
+	if d, ok := sp.to.(interface{ Discard(off, n int64) }); ok {
+		for _, r := range sp.runs {
+			d.Discard(r[0].off, r[numSets-1].off+r[numSets-1].n-r[0].off)
+		}
 	}
 	sp.runs = []pathRun{run}
 	sp.merges++

@@ -147,8 +147,9 @@ const (
 	ListFilesTruncated
 	ListExecs
 	ListExecFailures
-	// numSets is how many lists there are.
-	numSets = iota
+	// NumPathLists is how many lists there are.
+	NumPathLists = iota
+	numSets      = NumPathLists
 )
 
 // The sets of a surface, as bits of pathEntry.in: one per PathList.
@@ -229,9 +230,14 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 // hashPath is the table's hash; a test replaces it to force collisions.
 var hashPath = maphash.String
 
-// rehash doubles the table (it starts at 1024 slots).
+// rehash doubles the table (it starts at 1024 slots), or makes it as
+// large as the entries need, at most half full.
 func (s *pathSets) rehash() {
-	s.slots = make([]uint64, max(1024, 2*len(s.slots)))
+	n := max(1024, 2*len(s.slots))
+	for n < 2*(len(s.entries)+1) {
+		n *= 2
+	}
+	s.slots = make([]uint64, n)
 	mask := uint64(len(s.slots) - 1)
 	for id := range s.entries {
 		h := hashPath(s.seed, string(s.entries[id].path))

@@ -58,5 +58,9 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		Trace:         &f.trace,
 		Clock:         &f.clock,
 	}
-	return evidence.AssembleStreamed(run, f.kernel, sdk, in), nil
+	b, err := evidence.AssembleStreamed(run, f.kernel, sdk, in)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	return b, nil
 }

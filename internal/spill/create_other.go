@@ -5,3 +5,5 @@ package spill
 import "os"
 
 func createAnonymous(dir string) (*os.File, error) { return createRemoved(dir) }
+
+func discard(*os.File, int64, int64) {}

@@ -1,6 +1,9 @@
 // Package spill keeps scratch data in an anonymous file: one with no name
-// in any directory, so that nothing is left on disk when the process ends,
-// however it ends (a crash, SIGKILL). A recording uses it for what would
-// otherwise grow in memory with the run (every distinct path it touched),
-// so that its memory stays bounded whatever the workload does.
+// in any directory (O_TMPFILE), so that nothing is left on disk when the
+// process ends, however it ends (a crash, SIGKILL). On a file system
+// without O_TMPFILE the file has a name for an instant (NamePattern),
+// which a process killed in it leaves behind. A recording and a
+// verification use it for what would otherwise grow in memory with the
+// run (its compressed layer, every distinct path, the time index), so
+// that their memory stays bounded whatever the workload does.
 package spill

@@ -66,6 +66,11 @@ func (f *File) Section(off, n int64) io.Reader {
 	return &sectionReader{r: io.NewSectionReader(f.f, off, n), dir: f.dir}
 }
 
+// Discard gives back the space of n bytes from off, which will not be
+// read again, where the file system can (a hole punched); the file's
+// size and offsets stay as they were.
+func (f *File) Discard(off, n int64) { discard(f.f, off, n) }
+
 // Close releases the file and its space; a nil File has nothing to close.
 func (f *File) Close() error {
 	if f == nil {
