@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,6 +49,31 @@ func streamedWith(t *testing.T, b *evidence.Bundle, r *rand.Rand, ks *KernelStre
 		t.Fatal(err)
 	}
 	return sb, layer
+}
+
+// sameArchive fails unless the files at got and want hold the same bytes.
+func sameArchive(t *testing.T, got, want, what string) {
+	t.Helper()
+	g, _ := os.ReadFile(got)
+	w, _ := os.ReadFile(want)
+	if !bytes.Equal(g, w) {
+		t.Fatalf("%s: archive %d bytes, in memory %d, first difference at %d", what, len(g), len(w), firstDiffAt(g, w))
+	}
+}
+
+// spillingAgainstMemory writes b's archive in memory into dir and returns
+// its path, with a spilling stream in dir to write it again.
+func spillingAgainstMemory(t *testing.T, b *evidence.Bundle, dir string) (string, *KernelStream) {
+	t.Helper()
+	want := filepath.Join(dir, "memory.tar.gz")
+	if err := Write(want, b); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := NewKernelStreamSpilling(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, ks
 }
 
 func spooledSegments(l *KernelLayer) int {
@@ -99,12 +125,7 @@ func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
 				if err := WriteStreamed(got, sb, layer, k); err != nil {
 					t.Fatal(err)
 				}
-				g, _ := os.ReadFile(got)
-				w, _ := os.ReadFile(want)
-				if !bytes.Equal(g, w) {
-					t.Fatalf("%d events, signed %v, spilling %v: streamed archive %d bytes, in memory %d, first difference at %d",
-						n, k != nil, ks == spilling, len(g), len(w), firstDiffAt(g, w))
-				}
+				sameArchive(t, got, want, fmt.Sprintf("%d events, signed %v, spilling %v", n, k != nil, ks == spilling))
 				if err := layer.Release(); err != nil {
 					t.Fatal(err)
 				}
@@ -130,14 +151,7 @@ func TestStreamedArchiveIsTheInMemoryArchive(t *testing.T) {
 func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 	b := evidencetest.Bundle(140_000, 3) // about 70,000 distinct paths
 	dir := t.TempDir()
-	want := filepath.Join(dir, "memory.tar.gz")
-	if err := Write(want, b); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := NewKernelStreamSpilling(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, ks := spillingAgainstMemory(t, b, dir)
 	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(7, 8)), ks)
 	if st := layer.Digest().Spilled(); st.PathRuns == 0 || st.Err != nil {
 		t.Fatalf("spilled %+v, want runs at the default limits", st)
@@ -152,11 +166,7 @@ func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 	if err := layer.Release(); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := os.ReadFile(got)
-	w, _ := os.ReadFile(want)
-	if !bytes.Equal(g, w) {
-		t.Fatalf("spilled archive %d bytes, in memory %d, first difference at %d", len(g), len(w), firstDiffAt(g, w))
-	}
+	sameArchive(t, got, want, "spilled")
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Fatalf("%s holds %d names, want the two archives only", dir, len(ents))
 	}
@@ -188,14 +198,7 @@ func TestSpillingStreamAtDefaultLimits(t *testing.T) {
 func TestSpoolRefusalKeepsSegmentsInMemory(t *testing.T) {
 	b := evidencetest.Bundle(30_000, 3)
 	dir := t.TempDir()
-	want := filepath.Join(dir, "memory.tar.gz")
-	if err := Write(want, b); err != nil {
-		t.Fatal(err)
-	}
-	ks, err := NewKernelStreamSpilling(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, ks := spillingAgainstMemory(t, b, dir)
 	// The segments' file closed under the stream: every write fails.
 	ks.files[1].Close()
 	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(9, 10)), ks)
@@ -208,11 +211,7 @@ func TestSpoolRefusalKeepsSegmentsInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	layer.Release()
-	g, _ := os.ReadFile(got)
-	w, _ := os.ReadFile(want)
-	if !bytes.Equal(g, w) {
-		t.Fatalf("archive %d bytes, in memory %d, first difference at %d", len(g), len(w), firstDiffAt(g, w))
-	}
+	sameArchive(t, got, want, "segments kept in memory")
 }
 
 // A streamed bundle is written only with the layer its digest came from,
