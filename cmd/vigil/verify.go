@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -59,8 +60,9 @@ Prints "ok: RUN_ID ARCHIVE ... signature=S" per good archive on stdout,
 S being unsigned, unchecked:KEYID or verified:KEYID. For a bad one it
 prints one line "vigil: ARCHIVE: ENTRY: what is wrong" on stderr.
 
-Exit codes: 0 all archives verified; 1 an archive failed verification;
-125 an archive could not be read at all (missing, unreadable).`,
+Every archive given is checked, whatever the ones before it gave. Exit
+codes: 0 all archives verified; 1 an archive failed verification; 125 an
+archive could not be read at all (missing, unreadable).`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		// The collector keeps its default pacing: an archive is checked
@@ -74,21 +76,16 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 				return fmt.Errorf("--pubkey %v", err)
 			}
 		}
-		failed := false
+		// Every archive is checked, whatever the ones before it gave;
+		// the exit code is the worst: unreadable, then failed.
+		failed, unreadable := false, false
 		for _, path := range args {
-			if err := checkArchiveFile(path); err != nil {
-				return err
-			}
-			a, err := archive.OpenDigest(path)
-			if err == nil {
-				a.Close() // only the verdict and the counts are used
-				if key != nil {
-					err = a.VerifySignature(key)
-				}
-			}
+			a, err := openVerified(path, key)
 			if err != nil {
 				if !isVerifyFailure(err) {
-					return err
+					unreadable = true
+					fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s\n", unreadableText(path, err))
+					continue
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "vigil: %s: %v\n", path, err)
 				failed = true
@@ -103,11 +100,46 @@ Exit codes: 0 all archives verified; 1 an archive failed verification;
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d signature=%s\n",
 				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, b.Events(), h.RingbufDrops.Total, h.ReadFaults, misses, signatureStatus(a, key))
 		}
-		if failed {
+		switch {
+		case unreadable:
+			return exitError{ExitRunnerFailure}
+		case failed:
 			return exitError{ExitVerifyFailed}
 		}
 		return nil
 	},
+}
+
+// openVerified checks the archive at path (and its signature, with key)
+// and returns it, keeping only the verdict and the documents' counts.
+func openVerified(path string, key *attest.Key) (*archive.Archive, error) {
+	if err := checkArchiveFile(path); err != nil {
+		return nil, err
+	}
+	a, err := archive.OpenDigest(path)
+	if err != nil {
+		return nil, err
+	}
+	a.Close()
+	if key != nil {
+		if err := a.VerifySignature(key); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// unreadableText is "PATH: what is wrong" for an archive that could not
+// be read, naming the path once.
+func unreadableText(path string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return path + ": " + pe.Err.Error()
+	}
+	if strings.HasPrefix(err.Error(), path+":") {
+		return err.Error()
+	}
+	return path + ": " + err.Error()
 }
 
 // signatureStatus is how verify reports a good archive's signature:

@@ -102,9 +102,17 @@ func TestVerifyCommand(t *testing.T) {
 	if !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("good archive not reported alongside the bad one: %q", out)
 	}
-	_, _, err = runVigil(t, "verify", filepath.Join(t.TempDir(), "none.tar.gz"))
-	if exitCode(err) != ExitRunnerFailure || !strings.Contains(err.Error(), "none.tar.gz") {
-		t.Fatalf("verify missing file: exit %d, %v", exitCode(err), err)
+	missing := filepath.Join(t.TempDir(), "none.tar.gz")
+	_, errOut, err = runVigil(t, "verify", missing)
+	if exitCode(err) != ExitRunnerFailure || errOut != "vigil: "+missing+": no such file or directory\n" {
+		t.Fatalf("verify missing file: exit %d, %q", exitCode(err), errOut)
+	}
+	// A missing archive first does not stop the others being checked;
+	// the exit code is the worst.
+	out, errOut, err = runVigil(t, "verify", missing, bad, good)
+	if exitCode(err) != ExitRunnerFailure || strings.Count(errOut, "\n") != 2 || !strings.Contains(errOut, missing) ||
+		!strings.Contains(errOut, bad) || !strings.HasPrefix(out, "ok: "+evidencetest.RunID+" "+good) {
+		t.Fatalf("verify missing, bad, good: exit %d, stdout %q, stderr %q", exitCode(err), out, errOut)
 	}
 }
 
