@@ -23,7 +23,7 @@ import (
 func init() {
 	var o runner.Options
 	var quiet bool
-	var signKey, maxMemory, cpus, runnerCPUs string
+	var signKey, maxMemory, ringSize, cpus, runnerCPUs string
 	var export otlpexport.Target
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
@@ -131,6 +131,13 @@ Exit codes:
 					return err
 				}
 			}
+			if ringSize != "" {
+				v, err := parseBytes(ringSize)
+				if err != nil || v != math.Trunc(v) || v > 1<<40 {
+					return fmt.Errorf("--ring-size %q: want a size in bytes like 1MiB or 4096", ringSize)
+				}
+				o.RingSize = int(v)
+			}
 			if maxMemory != "" {
 				v, err := parseBytes(maxMemory)
 				if err != nil || v < 1 || v > math.MaxInt64/2 {
@@ -177,7 +184,7 @@ Exit codes:
 	// without "--".
 	f.SetInterspersed(false)
 	f.StringVar(&o.ArchivePath, "archive", "", "write the evidence archive to `FILE` (required; replaced atomically)")
-	f.IntVar(&o.RingSize, "ring-size", 0, fmt.Sprintf("ring-buffer size in `BYTES` (power of two, multiple of the page size; 0 = %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
+	f.StringVar(&ringSize, "ring-size", "", fmt.Sprintf("ring-buffer size, `SIZE` in bytes or e.g. 1MiB (power of two, multiple of the page size; default %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
 	f.DurationVar(&o.Grace, "grace", runner.DefaultGrace, "how long processes left after CMD exits may run before they are killed")
 	f.StringVar(&o.PhaseLogPath, "phase-log", "", "write the runner's phase timings as JSON to `FILE` (schema phases)")
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")
