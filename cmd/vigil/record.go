@@ -42,10 +42,11 @@ write) changes nothing: the evidence is written. Before CMD starts, one of
 them ends the run (exit 125, nothing written, nothing left). If vigil is
 killed outright (SIGKILL), CMD is killed with it (parent-death signal); the
 next vigil start removes the session cgroup the killed one left, with any
-descendant still in it, and its temporary archive files.
+descendant still in it, its temporary archive files and its private SDK
+event log.
 
 While the run lasts, the compressed kernel layer, the time index
-correlation needs (9 bytes per event), and the paths the capability
+correlation needs (9-17 bytes per event), and the paths the capability
 surface will list once they are many (65,536, or 4 MiB of them), are kept
 in scratch files without a name in the archive's directory, so that
 vigil's memory does not grow with the run's events or paths (the tasks

@@ -42,7 +42,7 @@ its first bad piece, not after inflating all of it.
 
 Memory: verify holds neither the kernel layer's events nor, once they
 are many, the paths the layer derives. The surface's text, the time index
-correlation needs (9 bytes per event) and the paths past 65,536 (or 4 MiB
+correlation needs (9-17 bytes per event) and the paths past 65,536 (or 4 MiB
 of them) go to a scratch file without a name in the temporary directory
 ($TMPDIR, else /tmp), and the surface is compared by sha256 of the
 derived text. Where no scratch file can be made or written, they are

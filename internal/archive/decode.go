@@ -115,27 +115,23 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		}
 	}
 	var surface evidence.CapabilitySurface
-	var derived, pathsFromDigest bool
+	var derived bool
 	i := slices.IndexFunc(files, func(f file) bool { return f.path == evidence.EntrySurface })
-	spooled := i >= 0 && files[i].spooled != nil && digest != nil
-	if spooled {
-		// Read into a scratch file, with its paths there too: compared
-		// by hash, so neither is ever held.
-		surface, derived = spooledSurface(files, files[i], digest)
-		pathsFromDigest = derived
+	switch {
+	case i < 0:
+	case digest != nil:
+		// Folded (OpenDigest): the digest's paths may be in a scratch
+		// file, and so may the entry's text; compared by hash, neither
+		// is ever held, and on a match the digest gives the paths.
+		surface, derived = digestSurface(files, files[i], digest)
+	default:
+		surface, derived = derivedSurface(files, kernel)
 	}
 	if !derived && i >= 0 {
 		// The long way needs the text.
 		if err := files[i].load(); err != nil {
 			return nil, err
 		}
-	}
-	if !spooled {
-		derive := func() evidence.CapabilitySurface { return evidence.BuildSurface(kernel) }
-		if digest != nil {
-			derive = digest.Surface
-		}
-		surface, derived = derivedSurface(files, derive)
 	}
 	for _, f := range files[1:] {
 		if f.checked || f.path == evidence.EntrySignature || (derived && f.path == evidence.EntrySurface) {
@@ -166,7 +162,7 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 	} else if err = decodeDoc(files, evidence.EntrySurface, &b.Surface); err != nil {
 		return nil, err
 	}
-	if pathsFromDigest {
+	if derived && digest != nil {
 		b.SetSurfacePathSource(digest)
 	}
 	if _, ok := content[evidence.EntryCorrelation]; ok {
@@ -215,13 +211,13 @@ func lenientRunID(files []file) (string, bool) {
 // decoded strictly in any case), and reports whether the archive's surface
 // entry is exactly its canonical encoding. Without a run id it never
 // matches (Check refuses an empty one).
-func derivedSurface(files []file, derive func() evidence.CapabilitySurface) (evidence.CapabilitySurface, bool) {
+func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurface, bool) {
 	f, ok := find(files, evidence.EntrySurface)
 	runID, rok := lenientRunID(files)
 	if !ok || !rok {
 		return evidence.CapabilitySurface{}, false
 	}
-	s := derive()
+	s := evidence.BuildSurface(kernel)
 	s.RunID = runID
 	if !sameSurface(&s, f.data) {
 		return evidence.CapabilitySurface{}, false
@@ -229,12 +225,12 @@ func derivedSurface(files []file, derive func() evidence.CapabilitySurface) (evi
 	return s, true
 }
 
-// spooledSurface is derivedSurface for a surface entry read into a
-// scratch file, folded into digest d whose paths may be there too: the
-// canonical encoding of what d derives is hashed as it is made, a path
-// at a time, and compared with the entry's hash. On a match, the
+// digestSurface is derivedSurface for a kernel layer folded into digest
+// d, whose paths may be in a scratch file, as the entry's text f may be:
+// the canonical encoding of what d derives is hashed as it is made, a
+// path at a time, and compared with the entry's hash. On a match, the
 // surface is returned without its path lists (d gives them).
-func spooledSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool) {
+func digestSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool) {
 	runID, ok := lenientRunID(files)
 	if !ok {
 		return evidence.CapabilitySurface{}, false

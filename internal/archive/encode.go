@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -40,6 +41,10 @@ func encodeTo(w io.Writer, b *evidence.Bundle, layer *KernelLayer, key *attest.K
 	go func() { checked <- evidence.Check(b) }()
 	out, err := encodeArchive(b, layer, key)
 	if cerr := <-checked; cerr != nil {
+		var ee *evidence.EntryError
+		if !errors.As(cerr, &ee) {
+			return cerr // reading back the scratch store failed
+		}
 		return fmt.Errorf("inconsistent bundle: %w", cerr)
 	}
 	if err != nil {

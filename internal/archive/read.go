@@ -72,10 +72,11 @@ func Open(path string) (*Archive, error) { return open(path, nil) }
 // exactly what the layer derives (as in any archive not tampered with),
 // the bundle's surface leaves its path lists to the digest
 // (Bundle.SurfacePathSource), readable until Close. The time index
-// correlation needs goes there too: what it holds grows only with the
-// tasks open at once. Without a scratch file it holds the surface, its
-// paths and 9 bytes per event (17 where seqs are not the events'
-// indexes), as Open does.
+// correlation needs goes there too. What it holds still grows with the
+// tasks open at once, the distinct renames and network endpoints, and
+// the other documents (SDK layer, correlation report). Without a scratch
+// file it also holds the surface's text, every path, and 9 bytes per
+// event (17 where seqs are not the events' indexes).
 func OpenDigest(path string) (*Archive, error) {
 	fold := &folding{}
 	scratch, err := spill.Create("")

@@ -131,7 +131,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			// after all, what went out read back.
 			var err error
 			if data, err = unspool(spool, read-int64(k), data); err != nil {
-				return f, err
+				return f, fmt.Errorf("%s: %w", name, err)
 			}
 			keep, spool = true, nil
 		}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"vigil/internal/evidence"
@@ -531,16 +532,36 @@ func TestFoldingScratchRefused(t *testing.T) {
 	}
 }
 
+// A scratch file that takes the paths but cannot give them back fails
+// verification with its own error, not a panic, and not as a defect of
+// the archive (an EntryError would say the archive is bad).
+func TestFoldingScratchUnreadable(t *testing.T) {
+	data := encode(t, evidencetest.Bundle(140_000, 3)) // 70,000 paths: some go out
+	st := &failingScratch{failAfter: -1, refuseFirst: true, readErr: errors.New("disk gone")}
+	_, err := decode(bytes.NewReader(data), &folding{scratch: st})
+	var ee *evidence.EntryError
+	if err == nil || !strings.Contains(err.Error(), "disk gone") || errors.As(err, &ee) {
+		t.Fatalf("decode with an unreadable scratch file = %v (%T)", err, err)
+	}
+}
+
 // failingScratch is a Scratch in memory that refuses every write once it
-// holds failAfter bytes.
+// holds failAfter bytes (never, below 0), or only the first write with
+// refuseFirst; with readErr every read of it fails.
 type failingScratch struct {
-	b         []byte
-	failAfter int
-	failed    bool
+	b           []byte
+	failAfter   int
+	failed      bool
+	refuseFirst bool
+	readErr     error
 }
 
 func (m *failingScratch) Write(p []byte) (int, error) {
-	if len(m.b)+len(p) > m.failAfter {
+	if m.refuseFirst {
+		m.refuseFirst, m.failed = false, true
+		return 0, errors.New("scratch full")
+	}
+	if m.failAfter >= 0 && len(m.b)+len(p) > m.failAfter {
 		n := max(0, m.failAfter-len(m.b))
 		m.b = append(m.b, p[:n]...)
 		m.failed = true
@@ -552,4 +573,9 @@ func (m *failingScratch) Write(p []byte) (int, error) {
 
 func (m *failingScratch) Size() int64 { return int64(len(m.b)) }
 
-func (m *failingScratch) Section(off, n int64) io.Reader { return bytes.NewReader(m.b[off : off+n]) }
+func (m *failingScratch) Section(off, n int64) io.Reader {
+	if m.readErr != nil {
+		return iotest.ErrReader(m.readErr)
+	}
+	return bytes.NewReader(m.b[off : off+n])
+}

@@ -21,7 +21,9 @@ import (
 // while recording drops, read faults or skipped probe runs is caught; an SDK layer that health calls
 // complete passing strict ingestion again; and the capability surface and
 // correlation report equal to what the events derive. The error is an
-// *EntryError naming the entry that disagrees.
+// *EntryError naming the entry that disagrees, or the failure to read
+// back what the digest moved to its scratch store (SpillTo), which says
+// nothing about the bundle.
 func Check(b *Bundle) error { return check(b, true) }
 
 // CheckDerivedSurface is Check less the comparison of the capability
@@ -96,7 +98,8 @@ func check(b *Bundle, surface bool) error {
 		case d.pathsInStore():
 			var err error
 			if f, err = firstDiffStored(d, &b.Surface, id); err != nil {
-				return entryErr(EntrySurface, "%v", err)
+				// The scratch store failed, not the archive.
+				return err
 			}
 		default:
 			s := d.Surface()
@@ -110,7 +113,7 @@ func check(b *Bundle, surface bool) error {
 	if b.Correlation != nil {
 		corr, err := d.Correlate(b.SDK)
 		if err != nil {
-			return entryErr(EntryCorrelation, "%v", err)
+			return err // the scratch store failed, not the archive
 		}
 		corr.RunID = id
 		if f := firstDiff(corr, b.Correlation); f != "" {

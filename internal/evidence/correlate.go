@@ -236,8 +236,9 @@ func correlate(ix *timeIndex, sdk []wire.SDK) (*CorrelationReport, error) {
 	}
 
 	// One pass over the events in layer order: each goes to every call
-	// whose window holds its time, or to the unattributed set. Nothing is
-	// sorted or indexed per event.
+	// whose window holds its time, or to the unattributed set. No event
+	// is sorted by time or indexed (seqs are sorted only in a layer out
+	// of seq order, see eventSetBuilder).
 	windows := newWindowIndex(r.ToolCalls)
 	sets := make([]*eventSetBuilder, len(r.ToolCalls))
 	for i := range sets {

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"errors"
 	"fmt"
 
 	"vigil/internal/wire"
@@ -63,7 +64,7 @@ type SpillLimits struct {
 	Paths int // paths held (default 65536)
 	Bytes int // bytes of those paths (default 4 MiB)
 	// Runs is how many runs the store may hold before they are merged
-	// into one, which bounds the buffers reading them back (default 64).
+	// into one, which bounds the buffers reading them back (default 256).
 	Runs int
 }
 
@@ -99,9 +100,9 @@ type SpillStats struct {
 	// written in all.
 	PathRuns, Merges, TimeChunks int
 	Bytes                        int64
-	// Err is the first write that failed: from then on what it was for
-	// (paths, or the time index) stayed in memory. Nothing is lost;
-	// memory is no longer bounded.
+	// Err holds the writes that failed, the paths' and the time
+	// index's: from each on, what it was for stayed in memory. Nothing
+	// is lost; memory is no longer bounded.
 	Err error
 }
 
@@ -115,9 +116,7 @@ func (d *Digest) Spilled() SpillStats {
 	for _, c := range d.times.stored {
 		st.Bytes += c.size
 	}
-	if st.Err == nil {
-		st.Err = d.times.err
-	}
+	st.Err = errors.Join(sp.err, d.times.err)
 	return st
 }
 

@@ -151,7 +151,7 @@ func (sp *pathSpill) mergeRuns() {
 		return
 	}
 	// The merged runs' space is given back where the store can.
-	if d, ok := sp.to.(interface{ Discard(off, n int64) }); ok {
+	if d, ok := sp.to.(interface{ Discard(off, n int64) error }); ok {
 		for _, r := range sp.runs {
 			d.Discard(r[0].off, r[numSets-1].off+r[numSets-1].n-r[0].off)
 		}

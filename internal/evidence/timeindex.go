@@ -11,8 +11,8 @@ import (
 
 // timeIndex is what correlation needs of each event: its time, seq and
 // kind, in layer order, in chunks so that growing never copies. A chunk
-// keeps seqs only when they are not its events' indexes, which a
-// recording's never are not. With a scratch store, each full chunk moves
+// keeps seqs only when they are not its events' indexes (in a recording,
+// only after a seq gap). With a scratch store, each full chunk moves
 // there, so the index holds one chunk however long the layer.
 type timeIndex struct {
 	n      int
@@ -46,7 +46,7 @@ type storedChunk struct {
 
 func (ix *timeIndex) add(e *wire.Kernel) {
 	if ix.n%timeChunkEvents == 0 {
-		if ix.store != nil && ix.err == nil && len(ix.chunks) > 0 {
+		for ix.store != nil && ix.err == nil && len(ix.chunks) > 0 {
 			ix.storeChunk()
 		}
 		ix.chunks = append(ix.chunks, &timeChunk{base: ix.n})
@@ -69,8 +69,8 @@ func (ix *timeIndex) add(e *wire.Kernel) {
 	ix.n++
 }
 
-// storeChunk moves the one full chunk in memory to the store; should the
-// store refuse it, it stays, and so do the later ones.
+// storeChunk moves the first chunk in memory, full, to the store; should
+// the store refuse it, it stays, and so do the later ones.
 func (ix *timeIndex) storeChunk() {
 	c := ix.chunks[0]
 	b := ix.buf[:0]
@@ -88,7 +88,8 @@ func (ix *timeIndex) storeChunk() {
 		return
 	}
 	ix.stored = append(ix.stored, storedChunk{off: off, size: int64(len(b)), base: c.base, n: c.n, dense: c.seq == nil})
-	ix.chunks = ix.chunks[:0]
+	ix.chunks[0] = nil
+	ix.chunks = ix.chunks[1:]
 }
 
 func (ix *timeIndex) kindID(k wire.Kind) uint8 {

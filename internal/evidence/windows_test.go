@@ -18,7 +18,7 @@ func TestWindowIndexMatchesScan(t *testing.T) {
 			calls[i] = ToolCall{StartedMonoNS: start}
 			switch r.IntN(4) {
 			case 0: // open to the end of the run
-			case 1: // completed before it started: holds nothing
+			case 1: // completed before it started (or at 0 both): at most [0, 0]
 				calls[i].Completed, calls[i].CompletedMonoNS = true, start-min(start, uint64(1+r.IntN(5)))
 			default:
 				calls[i].Completed, calls[i].CompletedMonoNS = true, start+uint64(r.IntN(200))

@@ -335,7 +335,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	// Every path and segment is in the archive either way; only the
 	// memory bound was lost.
 	if st := layer.Digest().Spilled(); st.Err != nil {
-		o.logf("warning: a scratch file refused a write (%v); what it was for (the run's paths, or its time index) stayed in memory", st.Err)
+		o.logf("warning: a scratch file refused a write, and what it was for stayed in memory: %v", st.Err)
 	}
 	if n, err := layer.Unspooled(); n > 0 {
 		o.logf("warning: %d compressed segment(s) of the kernel layer stayed in memory: %v", n, err)

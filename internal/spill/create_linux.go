@@ -20,7 +20,6 @@ func createAnonymous(dir string) (*os.File, error) {
 	return nil, err
 }
 
-// discard punches a hole; a file system without holes keeps the bytes.
-func discard(f *os.File, off, n int64) {
-	unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
+func discard(f *os.File, off, n int64) error {
+	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
 }

@@ -2,8 +2,11 @@
 
 package spill
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 func createAnonymous(dir string) (*os.File, error) { return createRemoved(dir) }
 
-func discard(*os.File, int64, int64) {}
+func discard(*os.File, int64, int64) error { return errors.ErrUnsupported }

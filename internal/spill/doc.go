@@ -4,6 +4,7 @@
 // without O_TMPFILE the file has a name for an instant (NamePattern),
 // which a process killed in it leaves behind. A recording and a
 // verification use it for what would otherwise grow in memory with the
-// run (its compressed layer, every distinct path, the time index), so
-// that their memory stays bounded whatever the workload does.
+// run (a recording's compressed layer, a verified archive's surface text,
+// every distinct path, the time index), so that their memory stays
+// bounded whatever the workload does.
 package spill

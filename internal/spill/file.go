@@ -67,9 +67,10 @@ func (f *File) Section(off, n int64) io.Reader {
 }
 
 // Discard gives back the space of n bytes from off, which will not be
-// read again, where the file system can (a hole punched); the file's
-// size and offsets stay as they were.
-func (f *File) Discard(off, n int64) { discard(f.f, off, n) }
+// read again, by punching a hole; the file's size and offsets stay as
+// they were. A file system without holes keeps the bytes (the error says
+// so; the file is as good as before).
+func (f *File) Discard(off, n int64) error { return discard(f.f, off, n) }
 
 // Close releases the file and its space; a nil File has nothing to close.
 func (f *File) Close() error {
