@@ -134,8 +134,11 @@ Exit codes:
 			}
 			if ringSize != "" {
 				v, err := parseBytes(ringSize)
-				if err != nil || v != math.Trunc(v) || v > 1<<40 {
+				if err != nil || v != math.Trunc(v) {
 					return fmt.Errorf("--ring-size %q: want a size in bytes like 1MiB or 4096", ringSize)
+				}
+				if v > 1<<30 {
+					return fmt.Errorf("--ring-size %q: at most 1GiB", ringSize)
 				}
 				o.RingSize = int(v)
 			}
@@ -166,7 +169,7 @@ Exit codes:
 			if err != nil {
 				var re *runner.Error
 				if errors.As(err, &re) {
-					fmt.Fprintln(os.Stderr, "vigil: "+re.Error())
+					fmt.Fprintln(cmd.ErrOrStderr(), "vigil: "+re.Error())
 					return exitError{re.Code}
 				}
 				return err
@@ -185,7 +188,7 @@ Exit codes:
 	// without "--".
 	f.SetInterspersed(false)
 	f.StringVar(&o.ArchivePath, "archive", "", "write the evidence archive to `FILE` (required; replaced atomically)")
-	f.StringVar(&ringSize, "ring-size", "", fmt.Sprintf("ring-buffer size, `SIZE` in bytes or e.g. 1MiB (power of two, multiple of the page size; default %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
+	f.StringVar(&ringSize, "ring-size", "", fmt.Sprintf("ring-buffer size, `SIZE` in bytes or e.g. 1MiB (power of two, from the page size to 1GiB; 0 or unset: %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
 	f.DurationVar(&o.Grace, "grace", runner.DefaultGrace, "how long processes left after CMD exits may run before they are killed")
 	f.StringVar(&o.PhaseLogPath, "phase-log", "", "write the runner's phase timings as JSON to `FILE` (schema phases)")
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")

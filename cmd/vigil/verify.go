@@ -62,7 +62,8 @@ prints one line "vigil: ARCHIVE: ENTRY: what is wrong" on stderr.
 
 Every archive given is checked, whatever the ones before it gave. Exit
 codes: 0 all archives verified; 1 an archive failed verification; 125 an
-archive could not be read at all (missing, unreadable).`,
+archive could not be read at all (missing, unreadable), or vigil's
+scratch file failed.`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		// The collector keeps its default pacing: an archive is checked

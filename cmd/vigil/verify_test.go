@@ -107,6 +107,11 @@ func TestVerifyCommand(t *testing.T) {
 	if exitCode(err) != ExitRunnerFailure || errOut != "vigil: "+missing+": no such file or directory\n" {
 		t.Fatalf("verify missing file: exit %d, %q", exitCode(err), errOut)
 	}
+	dir := t.TempDir()
+	_, errOut, err = runVigil(t, "verify", dir)
+	if exitCode(err) != ExitRunnerFailure || errOut != "vigil: "+dir+": is a directory, not an archive\n" {
+		t.Fatalf("verify a directory: exit %d, %q", exitCode(err), errOut)
+	}
 	// A missing archive first does not stop the others being checked;
 	// the exit code is the worst.
 	out, errOut, err = runVigil(t, "verify", missing, bad, good)

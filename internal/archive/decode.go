@@ -123,7 +123,10 @@ func decodeFiles(m *Manifest, files []file) (*Archive, error) {
 		// Folded (OpenDigest): the digest's paths may be in a scratch
 		// file, and so may the entry's text; compared by hash, neither
 		// is ever held, and on a match the digest gives the paths.
-		surface, derived = digestSurface(files, files[i], digest)
+		var err error
+		if surface, derived, err = digestSurface(files, files[i], digest); err != nil {
+			return nil, err
+		}
 	default:
 		surface, derived = derivedSurface(files, kernel)
 	}
@@ -229,11 +232,13 @@ func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurf
 // d, whose paths may be in a scratch file, as the entry's text f may be:
 // the canonical encoding of what d derives is hashed as it is made, a
 // path at a time, and compared with the entry's hash. On a match, the
-// surface is returned without its path lists (d gives them).
-func digestSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool) {
+// surface is returned without its path lists (d gives them). The error
+// is a failure to read d's scratch store back, not a defect of the
+// archive.
+func digestSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool, error) {
 	runID, ok := lenientRunID(files)
 	if !ok {
-		return evidence.CapabilitySurface{}, false
+		return evidence.CapabilitySurface{}, false, nil
 	}
 	s := d.SurfaceWithoutPaths()
 	s.RunID = runID
@@ -244,10 +249,13 @@ func digestSurface(files []file, f file, d *evidence.Digest) (evidence.Capabilit
 		n += int64(len(p))
 		return p[:0]
 	})
-	if err != nil || n != f.n || !bytes.Equal(h.Sum(nil), f.sum[:]) {
-		return evidence.CapabilitySurface{}, false
+	if err != nil {
+		return evidence.CapabilitySurface{}, false, err
 	}
-	return s, true
+	if n != f.n || !bytes.Equal(h.Sum(nil), f.sum[:]) {
+		return evidence.CapabilitySurface{}, false, nil
+	}
+	return s, true, nil
 }
 
 func validate(f file) error {

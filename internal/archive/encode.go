@@ -43,7 +43,7 @@ func encodeTo(w io.Writer, b *evidence.Bundle, layer *KernelLayer, key *attest.K
 	if cerr := <-checked; cerr != nil {
 		var ee *evidence.EntryError
 		if !errors.As(cerr, &ee) {
-			return cerr // reading back the scratch store failed
+			return fmt.Errorf("checking the bundle: %w", cerr) // the scratch store failed
 		}
 		return fmt.Errorf("inconsistent bundle: %w", cerr)
 	}

@@ -15,6 +15,7 @@ import (
 	"vigil/internal/attest"
 	"vigil/internal/evidence"
 	"vigil/internal/evidence/evidencetest"
+	"vigil/internal/spill"
 	"vigil/internal/wire"
 )
 
@@ -50,6 +51,10 @@ func streamedWith(t *testing.T, b *evidence.Bundle, r *rand.Rand, ks *KernelStre
 	}
 	return sb, layer
 }
+
+// The path sets give merged runs' space back through this method of the
+// scratch file; were its signature to change, they would stop silently.
+var _ interface{ Discard(off, n int64) error } = (*spill.File)(nil)
 
 // sameArchive fails unless the files at got and want hold the same bytes.
 func sameArchive(t *testing.T, got, want, what string) {

@@ -74,9 +74,10 @@ func Open(path string) (*Archive, error) { return open(path, nil) }
 // (Bundle.SurfacePathSource), readable until Close. The time index
 // correlation needs goes there too. What it holds still grows with the
 // tasks open at once, the distinct renames and network endpoints, and
-// the other documents (SDK layer, correlation report). Without a scratch
-// file it also holds the surface's text, every path, and 9 bytes per
-// event (17 where seqs are not the events' indexes).
+// the other documents (SDK layer, correlation report), and the events
+// per cgroup. Without a scratch file it also holds the surface's text,
+// every path, and, when the archive has a correlation report, 9 bytes
+// per event (17 where seqs are not the events' indexes).
 func OpenDigest(path string) (*Archive, error) {
 	fold := &folding{}
 	scratch, err := spill.Create("")

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -520,14 +521,22 @@ func TestFoldingScratchRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, after := range []int{0, 100, pieceBytes + 100} {
-		st := &failingScratch{failAfter: after}
+	for _, st := range []*failingScratch{
+		{failAfter: 0}, {failAfter: 100}, {failAfter: pieceBytes + 100},
+		// Only the surface's first piece refused: the text stays in
+		// memory, the paths go out and are compared from there.
+		{failAfter: -1, refuseFirst: true},
+	} {
+		what := fmt.Sprintf("refused after %d bytes, or the first write (%v)", st.failAfter, st.refuseFirst)
 		got, err := decode(bytes.NewReader(data), &folding{scratch: st})
 		if err != nil {
-			t.Fatalf("refused after %d bytes: %v", after, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		if !st.failed || !reflect.DeepEqual(surfaceWithPaths(t, got), held.Surface) {
-			t.Fatalf("refused after %d bytes (failed %v): the surface differs from Open's", after, st.failed)
+			t.Fatalf("%s (failed %v): the surface differs from Open's", what, st.failed)
+		}
+		if st.refuseFirst || (st.failAfter < 0) != (got.Streamed.Spilled().PathRuns > 0) || got.SurfacePathSource() == nil {
+			t.Fatalf("%s: %d path runs out, path source %v", what, got.Streamed.Spilled().PathRuns, got.SurfacePathSource())
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"errors"
 	"fmt"
 
 	"vigil/internal/wire"
@@ -100,9 +99,9 @@ type SpillStats struct {
 	// written in all.
 	PathRuns, Merges, TimeChunks int
 	Bytes                        int64
-	// Err holds the writes that failed, the paths' and the time
-	// index's: from each on, what it was for stayed in memory. Nothing
-	// is lost; memory is no longer bounded.
+	// Err names the writes that failed (the paths', the time index's):
+	// from each on, what it was for stayed in memory. Nothing is lost;
+	// memory is no longer bounded.
 	Err error
 }
 
@@ -116,7 +115,14 @@ func (d *Digest) Spilled() SpillStats {
 	for _, c := range d.times.stored {
 		st.Bytes += c.size
 	}
-	st.Err = errors.Join(sp.err, d.times.err)
+	switch {
+	case sp.err != nil && d.times.err != nil:
+		st.Err = fmt.Errorf("paths: %w; time index: %w", sp.err, d.times.err)
+	case sp.err != nil:
+		st.Err = fmt.Errorf("paths: %w", sp.err)
+	case d.times.err != nil:
+		st.Err = fmt.Errorf("time index: %w", d.times.err)
+	}
 	return st
 }
 
