@@ -56,11 +56,16 @@ type KernelLayer struct {
 // once its archive is written (or will not be): the layer cannot be
 // written after.
 func (l *KernelLayer) Release() error {
+	err := closeFiles(l.files)
+	l.files, l.segs, l.released = nil, nil, true
+	return err
+}
+
+func closeFiles(files []*spill.File) error {
 	var errs []error
-	for _, f := range l.files {
+	for _, f := range files {
 		errs = append(errs, f.Close())
 	}
-	l.files, l.segs, l.released = nil, nil, true
 	return errors.Join(errs...)
 }
 
@@ -193,8 +198,6 @@ func (s *KernelStream) Abort() {
 }
 
 func (s *KernelStream) releaseFiles() {
-	for _, f := range s.files {
-		f.Close()
-	}
+	closeFiles(s.files)
 	s.files = nil
 }

@@ -95,16 +95,12 @@ func check(b *Bundle, surface bool) error {
 			s := d.SurfaceWithoutPaths()
 			s.RunID = id
 			f = firstDiff(s, b.Surface)
-		case d.pathsInStore():
+		default:
 			var err error
-			if f, err = firstDiffStored(d, &b.Surface, id); err != nil {
+			if f, err = firstSurfaceDiff(d, &b.Surface, id); err != nil {
 				// The scratch store failed, not the archive.
 				return err
 			}
-		default:
-			s := d.Surface()
-			s.RunID = id
-			f = firstDiff(s, b.Surface)
 		}
 		if f != "" {
 			return entryErr(EntrySurface, "%s differs from what %s derives", f, EntryKernel)
@@ -246,10 +242,10 @@ func firstDiff(a, b any) string {
 	return "content"
 }
 
-// firstDiffStored is firstDiff of d's surface, with run id id, and s, for
-// a digest whose paths are in its scratch store: each path list is
-// compared a path at a time as the store gives it back, never held.
-func firstDiffStored(d *Digest, s *CapabilitySurface, id string) (string, error) {
+// firstSurfaceDiff is firstDiff of d's surface, with run id id, and s:
+// each path list is compared a path at a time as d gives it (back from
+// its scratch store, if it moved them there), never built whole.
+func firstSurfaceDiff(d *Digest, s *CapabilitySurface, id string) (string, error) {
 	derived := d.SurfaceWithoutPaths()
 	derived.RunID = id
 	lists := s.pathFields()

@@ -137,13 +137,6 @@ func (d *Digest) SurfaceWithoutPaths() CapabilitySurface {
 	return d.surface.buildRest()
 }
 
-// pathsInStore reports whether some of d's paths are in its scratch
-// store.
-func (d *Digest) pathsInStore() bool {
-	sp := d.surface.paths.spill
-	return sp != nil && len(sp.runs) > 0
-}
-
 // seal ends the fold. Once sealed, the digest is only read: a check and
 // a write of one archive may use it side by side.
 func (d *Digest) seal() {
