@@ -16,6 +16,7 @@ import (
 	"vigil/internal/affinity"
 	"vigil/internal/archive"
 	"vigil/internal/attest"
+	"vigil/internal/capture"
 	"vigil/internal/otlpexport"
 	"vigil/internal/runner"
 )
@@ -23,7 +24,7 @@ import (
 func init() {
 	var o runner.Options
 	var quiet bool
-	var signKey, maxMemory, ringSize, cpus, runnerCPUs string
+	var signKey, maxMemory, ringSize, cpus, runnerCPUs, programs string
 	var export otlpexport.Target
 	cmd := &cobra.Command{
 		Use:   "record --archive FILE [flags] -- CMD [ARGS...]",
@@ -54,6 +55,12 @@ alive at once, distinct renames and network endpoints stay in memory).
 Nothing of them is left on disk however vigil ends (on a file system
 without O_TMPFILE a scratch file has a name for an instant; the next
 record beside it removes one a killed vigil left there).
+
+The capture's programs are loaded for the run (most of what record costs
+before CMD starts), or taken from the resident set "vigil resident load"
+pinned, when there is one for this binary and --ring-size and no other
+record holds it (--programs; see vigil resident --help). run.json's
+capture_programs says which, and why a set that was there was not used.
 
 The session is a child of vigil's own cgroup v2 named vigil-<pid>-<run id>
 (on hybrid hosts under /sys/fs/cgroup/unified). Sessions left by a vigil that
@@ -132,15 +139,11 @@ Exit codes:
 					return err
 				}
 			}
-			if ringSize != "" {
-				v, err := parseBytes(ringSize)
-				if err != nil || v != math.Trunc(v) {
-					return fmt.Errorf("--ring-size %q: want a size in bytes like 1MiB or 4096", ringSize)
-				}
-				if v > 1<<30 {
-					return fmt.Errorf("--ring-size %q: at most 1GiB", ringSize)
-				}
-				o.RingSize = int(v)
+			if o.RingSize, err = parseRingSize(ringSize); err != nil {
+				return err
+			}
+			if o.Programs, err = parsePrograms(programs); err != nil {
+				return err
 			}
 			if maxMemory != "" {
 				v, err := parseBytes(maxMemory)
@@ -189,6 +192,8 @@ Exit codes:
 	f.SetInterspersed(false)
 	f.StringVar(&o.ArchivePath, "archive", "", "write the evidence archive to `FILE` (required; replaced atomically)")
 	f.StringVar(&ringSize, "ring-size", "", fmt.Sprintf("ring-buffer size, `SIZE` in bytes or e.g. 1MiB (power of two, from the page size to 1GiB; 0 or unset: %d MiB). A smaller ring can cost less per event, and fills sooner in a burst: a record that does not fit is a counted drop", runner.DefaultRingSize>>20))
+	f.StringVar(&programs, "programs", "auto", "where the capture's programs come from: `auto` (the resident set vigil resident load pinned, when there is one and no other record holds it; else loaded for this run), resident (that set, or fail), load (always loaded for this run)")
+	f.StringVar(&o.ResidentDir, "resident-dir", capture.DefaultResidentDir, "`DIR` of resident sets (a directory on a BPF file system)")
 	f.DurationVar(&o.Grace, "grace", runner.DefaultGrace, "how long processes left after CMD exits may run before they are killed")
 	f.StringVar(&o.PhaseLogPath, "phase-log", "", "write the runner's phase timings as JSON to `FILE` (schema phases)")
 	f.StringVar(&o.SDKEventLogPath, "sdk-event-log", "", "`FILE` CMD writes its SDK events to (truncated at start; default: a private temporary file)")
@@ -203,6 +208,34 @@ Exit codes:
 	f.BoolVarP(&quiet, "quiet", "q", false, "print nothing of vigil's own except errors")
 	addExportFlags(f.StringVar, f.IntVar, f.DurationVar, &export, false)
 	rootCmd.AddCommand(cmd)
+}
+
+// parseRingSize reads --ring-size ("" is the default, 0).
+func parseRingSize(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := parseBytes(s)
+	if err != nil || v != math.Trunc(v) {
+		return 0, fmt.Errorf("--ring-size %q: want a size in bytes like 1MiB or 4096", s)
+	}
+	if v > 1<<30 {
+		return 0, fmt.Errorf("--ring-size %q: at most 1GiB", s)
+	}
+	return int(v), nil
+}
+
+// parsePrograms reads --programs.
+func parsePrograms(s string) (capture.ResidentMode, error) {
+	switch s {
+	case "auto":
+		return capture.ResidentAuto, nil
+	case "resident":
+		return capture.ResidentRequire, nil
+	case "load":
+		return capture.ResidentOff, nil
+	}
+	return 0, fmt.Errorf("--programs %q: want auto, resident or load", s)
 }
 
 // exportRecorded sends a just-written archive to an OTLP endpoint. It

@@ -47,6 +47,32 @@ func BenchmarkOpenClose(b *testing.B) {
 	b.ReportMetric(cl/float64(b.N), "close-µs/op")
 }
 
+// BenchmarkOpenCloseResident is BenchmarkOpenClose with the programs taken
+// from a resident set: load-µs/op is taking the set and starting the
+// session (no parsing, no verifier).
+func BenchmarkOpenCloseResident(b *testing.B) {
+	dir := residentDir(b)
+	loadResident(b, dir, 0)
+	cg := testCgroup(b)
+	var load, att, cl float64
+	for b.Loop() {
+		c, err := Open(Config{CgroupPath: cg, Resident: ResidentRequire, ResidentDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		load += float64(c.Timings().Load.Microseconds())
+		att += float64(c.Timings().Attach.Microseconds())
+		t := time.Now()
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+		cl += float64(time.Since(t).Microseconds())
+	}
+	b.ReportMetric(load/float64(b.N), "load-µs/op")
+	b.ReportMetric(att/float64(b.N), "attach-µs/op")
+	b.ReportMetric(cl/float64(b.N), "close-µs/op")
+}
+
 // BenchmarkFirstOpen measures Preflight, Open and Close in a fresh process
 // each (ns/op is the whole helper process): the first Open of a process
 // also parses the kernel's BTF.
@@ -203,7 +229,7 @@ func BenchmarkOpenat(b *testing.B) {
 			b.ReportMetric(float64(readerCPU)/float64(n), "reader-cpu-ns/op")
 			if c != nil {
 				var ns, runs uint64
-				for _, p := range []*ebpf.Program{c.coll.Programs[vigilBPFProgHandleSysExit]} {
+				for _, p := range []*ebpf.Program{c.objs.programs[vigilBPFProgHandleSysExit]} {
 					st, err := p.Stats()
 					if err != nil {
 						b.Fatal(err)
@@ -352,7 +378,7 @@ func BenchmarkRecordStages(b *testing.B) {
 		if err := helper(b, cg, "openloop", c.path, strconv.Itoa(perRound)).Run(); err != nil {
 			b.Fatal(err)
 		}
-		st, err := capt.coll.Programs[vigilBPFProgHandleSysExit].Stats()
+		st, err := capt.objs.programs[vigilBPFProgHandleSysExit].Stats()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -39,6 +39,13 @@ type Config struct {
 	// returns once Sink has every event.
 	Sink func([]wire.Kernel)
 
+	// Resident says whether a resident set (see LoadResident) may serve
+	// this capture instead of programs loaded for it; ResidentDir is
+	// where sets are (DefaultResidentDir when empty). Benchmarks that stop
+	// short of the ring (stopStage) always load their own.
+	Resident    ResidentMode
+	ResidentDir string
+
 	// stopStage makes every recorded syscall stop at a stage short of
 	// the ring (BenchmarkRecordStages); the zero value records.
 	stopStage vigilBPFVigilStage
@@ -63,7 +70,8 @@ type Timings struct {
 // Capture is one loaded and attached set of programs with its own session
 // cgroup, ring buffer, counters and sequence.
 type Capture struct {
-	coll     *ebpf.Collection
+	objs     objects
+	source   ProgramSource
 	links    []link.Link
 	probes   []ProbeStatus
 	cgroup   *os.File
@@ -81,6 +89,19 @@ type Capture struct {
 	finishMu   sync.Mutex
 	finished   bool
 	sink       func([]wire.Kernel)
+	// missBase is each program's recursion misses when the capture took
+	// it: a resident program's count goes on from session to session.
+	missBase map[string]uint64
+}
+
+// objects are the programs and maps a capture uses, loaded for it or taken
+// from a resident set.
+type objects struct {
+	events   *ebpf.Map
+	counters *ebpf.Map
+	programs map[string]*ebpf.Program
+	session  sessionState
+	close    func()
 }
 
 // probe is one program and the BTF tracepoint (tp_btf) it attaches to.
@@ -116,8 +137,8 @@ var probeTable = []probe{
 func (p probe) target() string { _, t, _ := strings.Cut(p.hook, "/"); return t }
 
 // attach attaches p's program.
-func (p probe) attach(coll *ebpf.Collection) (link.Link, error) {
-	prog := coll.Programs[p.prog]
+func (p probe) attach(o objects) (link.Link, error) {
+	prog := o.programs[p.prog]
 	if prog == nil {
 		return nil, fmt.Errorf("program %s not loaded", p.prog)
 	}
@@ -142,18 +163,18 @@ func ringSize(n int) (uint32, error) {
 	return uint32(n), nil
 }
 
-// Open loads the programs with their own maps, restricts them to the run
-// started in cfg.CgroupPath, attaches every probe and starts reading. A
-// probe whose hook this kernel lacks, or that fails to attach, is reported
-// by Probes; Open fails when a required probe is missing or the
-// configuration is invalid.
+// Open loads the programs with their own maps (or takes a resident set,
+// see Config.Resident), restricts them to the run started in
+// cfg.CgroupPath, attaches every probe and starts reading. A probe whose
+// hook this kernel lacks, or that fails to attach, is reported by Probes;
+// Open fails when a required probe is missing or the configuration is
+// invalid.
 func Open(cfg Config) (c *Capture, err error) {
 	size, err := ringSize(cfg.RingSize)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	warm()
 	c = &Capture{}
 	defer func() {
 		if err != nil {
@@ -165,52 +186,50 @@ func Open(cfg Config) (c *Capture, err error) {
 		return c, err
 	}
 	t := time.Now()
-	parsed, err := embeddedSpec()
-	if err != nil {
-		return c, fmt.Errorf("capture: parse embedded BPF object: %w", err)
-	}
-	spec := parsed.Copy()
-	spec.Maps[vigilBPFMapEvents].MaxEntries = size
-	if err := spec.Variables[vigilBPFVarWakeupBytes].Set(uint64(size / wakeupFraction)); err != nil {
-		return c, fmt.Errorf("capture: set wakeup threshold: %w", err)
-	}
-	if err := spec.Variables[vigilBPFVarSessionCgroupId].Set(c.cgroupID); err != nil {
-		return c, fmt.Errorf("capture: set session cgroup id: %w", err)
-	}
-	if err := spec.Variables[vigilBPFVarStopStage].Set(uint32(cfg.stopStage)); err != nil {
-		return c, fmt.Errorf("capture: set stop stage: %w", err)
-	}
-	// A tracepoint this kernel does not have would fail the whole load:
-	// a required one fails Open, an optional one is left out and
-	// reported by Probes.
 	missing := map[string]string{}
-	for _, p := range probeTable {
-		if err := haveKernelTarget(p); err != nil {
-			if p.required {
-				return c, fmt.Errorf("capture: %w: hook %s: %v", ErrNoBPF, p.hook, err)
+	if cfg.Resident != ResidentOff && cfg.stopStage == 0 {
+		c.source.Set = setName(size)
+		r, rerr := takeResident(cfg.ResidentDir, size)
+		switch {
+		case rerr == nil:
+			c.objs = r.objects()
+			c.source.Resident = true
+			for _, p := range probeTable {
+				if r.programs[p.prog] == nil {
+					missing[p.prog] = fmt.Sprintf("not in resident set %s (its loader could not load it on this kernel)", c.source.Set)
+				}
 			}
-			missing[p.prog] = err.Error()
-			delete(spec.Programs, p.prog)
+		case cfg.Resident == ResidentRequire:
+			return c, fmt.Errorf("capture: %w: %v", ErrNoResident, rerr)
+		case !errors.Is(rerr, errResidentAbsent):
+			c.source.Fallback = rerr.Error()
 		}
 	}
-	coll, err := ebpf.NewCollectionWithOptions(spec, *loadOptions())
-	if err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return c, fmt.Errorf("capture: %w: kernel rejected the capture programs: %v", ErrNoBPF, ve)
+	if !c.source.Resident {
+		coll, miss, err := load(size, cfg.stopStage)
+		if err != nil {
+			return c, err
 		}
-		return c, fmt.Errorf("capture: %w: load programs: %v", ErrNoBPF, err)
+		missing = miss
+		if c.objs, err = collectionObjects(coll); err != nil {
+			coll.Close()
+			return c, fmt.Errorf("capture: %w", err)
+		}
 	}
-	c.coll = coll
-	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls], syscallTable, compatCalls()); err != nil {
+	if err := c.startSession(); err != nil {
 		return c, fmt.Errorf("capture: %w", err)
 	}
 	c.timings.Load = time.Since(t)
 
 	// The reader exists before any probe is attached, so nothing is
 	// emitted that the reader cannot see.
-	if c.rd, err = ringbuf.NewReader(coll.Maps[vigilBPFMapEvents]); err != nil {
+	if c.rd, err = ringbuf.NewReader(c.objs.events); err != nil {
 		return c, fmt.Errorf("capture: open ring buffer reader: %w", err)
+	}
+	if c.source.Resident {
+		if c.source.StaleRecords, err = discardStale(c.rd); err != nil {
+			return c, fmt.Errorf("capture: empty the resident ring: %w", err)
+		}
 	}
 	c.sink = cfg.Sink
 	c.st = newReaderState(int(size), cfg.Sink)
@@ -223,7 +242,7 @@ func Open(cfg Config) (c *Capture, err error) {
 		st := ProbeStatus{Name: p.hook, Required: p.required}
 		if why, ok := missing[p.prog]; ok {
 			st.Error = why
-		} else if l, aerr := p.attach(coll); aerr != nil {
+		} else if l, aerr := p.attach(c.objs); aerr != nil {
 			st.Error = aerr.Error()
 		} else {
 			st.Attached = true
@@ -238,6 +257,114 @@ func Open(cfg Config) (c *Capture, err error) {
 	c.timings.Total = time.Since(start)
 	return c, nil
 }
+
+// load loads the programs for a ring of size bytes. missing names the
+// optional programs this kernel has no hook for, and why.
+func load(size uint32, stage vigilBPFVigilStage) (coll *ebpf.Collection, missing map[string]string, err error) {
+	warm()
+	parsed, err := embeddedSpec()
+	if err != nil {
+		return nil, nil, fmt.Errorf("capture: parse embedded BPF object: %w", err)
+	}
+	spec := parsed.Copy()
+	spec.Maps[vigilBPFMapEvents].MaxEntries = size
+	if err := spec.Variables[vigilBPFVarWakeupBytes].Set(uint64(size / wakeupFraction)); err != nil {
+		return nil, nil, fmt.Errorf("capture: set wakeup threshold: %w", err)
+	}
+	if err := spec.Variables[vigilBPFVarStopStage].Set(uint32(stage)); err != nil {
+		return nil, nil, fmt.Errorf("capture: set stop stage: %w", err)
+	}
+	// A tracepoint this kernel does not have would fail the whole load:
+	// a required one fails Open, an optional one is left out and
+	// reported by Probes.
+	missing = map[string]string{}
+	for _, p := range probeTable {
+		if err := haveKernelTarget(p); err != nil {
+			if p.required {
+				return nil, nil, fmt.Errorf("capture: %w: hook %s: %v", ErrNoBPF, p.hook, err)
+			}
+			missing[p.prog] = err.Error()
+			delete(spec.Programs, p.prog)
+		}
+	}
+	coll, err = ebpf.NewCollectionWithOptions(spec, *loadOptions())
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, nil, fmt.Errorf("capture: %w: kernel rejected the capture programs: %v", ErrNoBPF, ve)
+		}
+		return nil, nil, fmt.Errorf("capture: %w: load programs: %v", ErrNoBPF, err)
+	}
+	if err := fillSyscalls(coll.Maps[vigilBPFMapSyscalls], syscallTable, compatCalls()); err != nil {
+		coll.Close()
+		return nil, nil, fmt.Errorf("capture: %w", err)
+	}
+	return coll, missing, nil
+}
+
+func collectionObjects(coll *ebpf.Collection) (objects, error) {
+	ss, err := newSessionState(coll.Maps[bssSection])
+	if err != nil {
+		return objects{}, err
+	}
+	return objects{
+		events:   coll.Maps[vigilBPFMapEvents],
+		counters: coll.Maps[vigilBPFMapCounters],
+		programs: coll.Programs,
+		session:  ss,
+		close:    coll.Close,
+	}, nil
+}
+
+func (r *residentObjects) objects() objects {
+	o := objects{events: r.events, counters: r.counters, programs: r.programs, close: r.close}
+	// Checked when the set was taken.
+	o.session, _ = newSessionState(r.session)
+	return o
+}
+
+// startSession resets what the programs keep for a session, before any is
+// attached: the session state (with a new generation, so that tasks an
+// earlier session tracked are not this one's), the counters, and the
+// baseline of each program's recursion misses.
+func (c *Capture) startSession() error {
+	g, err := c.objs.session.gen()
+	if err != nil {
+		return fmt.Errorf("read session state: %w", err)
+	}
+	if err := c.objs.session.start(c.cgroupID, nextGen(g)); err != nil {
+		return fmt.Errorf("reset session state: %w", err)
+	}
+	if c.source.Resident {
+		if err := zeroCounters(c.objs.counters); err != nil {
+			return err
+		}
+	}
+	c.missBase = c.recursionMisses()
+	return nil
+}
+
+// discardStale reads and discards what an earlier holder of a resident set
+// left in its ring. No program is attached, so nothing is added meanwhile.
+func discardStale(rd *ringbuf.Reader) (uint64, error) {
+	var n uint64
+	var rec ringbuf.Record
+	rd.SetDeadline(time.Now())
+	defer rd.SetDeadline(time.Time{})
+	for {
+		err := rd.ReadInto(&rec)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+}
+
+// Programs says where the capture's programs came from.
+func (c *Capture) Programs() ProgramSource { return c.source }
 
 // Probes reports every probe, attached or not, in attach order.
 func (c *Capture) Probes() []ProbeStatus {
@@ -264,8 +391,8 @@ func (c *Capture) Close() error {
 			errs = append(errs, c.rd.Close())
 			c.st.wait()
 		}
-		if c.coll != nil {
-			c.coll.Close()
+		if c.objs.close != nil {
+			c.objs.close()
 		}
 		if c.cgroup != nil {
 			errs = append(errs, c.cgroup.Close())

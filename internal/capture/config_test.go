@@ -54,7 +54,7 @@ func TestOpenRejectsBadInput(t *testing.T) {
 
 func TestFinishOnceCloseTwice(t *testing.T) {
 	testenv.RequireRoot(t)
-	if err := Preflight(); err != nil {
+	if err := Preflight(Config{}); err != nil {
 		t.Fatal(err)
 	}
 	cg := testCgroup(t)

@@ -5,6 +5,8 @@ package capture
 import (
 	"fmt"
 
+	"github.com/cilium/ebpf"
+
 	"vigil/internal/wire"
 )
 
@@ -24,7 +26,7 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
 	snap := make(counterSnapshot, n)
 	var perCPU []uint64
-	m := c.coll.Maps[vigilBPFMapCounters]
+	m := c.objs.counters
 	for i := 0; i < n; i++ {
 		if err := m.Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("capture: read kernel counter %d: %w", i, err)
@@ -40,7 +42,7 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 func (c *Capture) emittedTotal() (uint64, error) {
 	var total uint64
 	var perCPU []uint64
-	m := c.coll.Maps[vigilBPFMapCounters]
+	m := c.objs.counters
 	for i := range numKinds {
 		if err := m.Lookup(uint32(int(vigilBPFVigilCounterClassVIGIL_C_EMIT)*numKinds+i), &perCPU); err != nil {
 			return 0, fmt.Errorf("read emission counter: %w", err)
@@ -50,4 +52,20 @@ func (c *Capture) emittedTotal() (uint64, error) {
 		}
 	}
 	return total, nil
+}
+
+// zeroCounters sets every counter of m, on every CPU, to 0.
+func zeroCounters(m *ebpf.Map) error {
+	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
+	cpus, err := ebpf.PossibleCPU()
+	if err != nil {
+		return fmt.Errorf("count possible CPUs: %w", err)
+	}
+	zeros := make([]uint64, cpus)
+	for i := 0; i < n; i++ {
+		if err := m.Update(uint32(i), zeros, ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("reset kernel counter %d: %w", i, err)
+		}
+	}
+	return nil
 }

@@ -31,6 +31,11 @@
 // the embedded object, indexing the kernel's BTF and projecting it onto
 // the few types the programs read (README.md).
 //
+// LoadResident pins loaded and verified programs in a BPF file system (a
+// resident set), so that Open with Config.Resident can take them instead
+// of doing that work again; one capture holds a set at a time, and every
+// session starts from reset state (README.md, Resident sets).
+//
 // The compiled BPF objects and their Go bindings (vigilbpf_*_bpfel.*) are
 // committed, so building needs only Go; README.md says how to regenerate
 // them.

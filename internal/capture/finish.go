@@ -77,11 +77,11 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	// From here on a task of the run still alive (one that left the
 	// session cgroup) is counted, not recorded, so the emission count the
 	// drain is proven against is final.
-	if err := c.coll.Variables[vigilBPFVarClosed].Set(uint32(1)); err != nil {
+	if err := c.objs.session.close(); err != nil {
 		return nil, fmt.Errorf("capture: close the capture: %w", err)
 	}
-	var live int64
-	if err := c.coll.Variables[vigilBPFVarLiveTasks].Get(&live); err != nil {
+	live, err := c.objs.session.liveTasks()
+	if err != nil {
 		return nil, fmt.Errorf("capture: read live task count: %w", err)
 	}
 
@@ -143,8 +143,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		}
 	}
 	if res.DrainProven {
-		var next uint64
-		if err := c.coll.Variables[vigilBPFVarNextSeq].Get(&next); err == nil && next != res.Records {
+		if next, err := c.objs.session.nextSeq(); err == nil && next != res.Records {
 			res.DrainProven = false
 			res.DrainDetail = fmt.Sprintf("kernel sequence counter is %d but %d records were read", next, res.Records)
 		}
@@ -153,11 +152,23 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 }
 
 // programMisses reads, per probe, the runs the kernel skipped because
-// another BPF program was already running on that CPU.
+// another BPF program was already running on that CPU, since the capture
+// started.
 func (c *Capture) programMisses() map[string]uint64 {
 	out := map[string]uint64{}
+	for hook, n := range c.recursionMisses() {
+		if n > c.missBase[hook] {
+			out[hook] = n - c.missBase[hook]
+		}
+	}
+	return out
+}
+
+// recursionMisses reads each program's count of recursion misses.
+func (c *Capture) recursionMisses() map[string]uint64 {
+	out := map[string]uint64{}
 	for _, p := range probeTable {
-		prog := c.coll.Programs[p.prog]
+		prog := c.objs.programs[p.prog]
 		if prog == nil {
 			continue
 		}

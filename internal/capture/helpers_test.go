@@ -57,7 +57,7 @@ func runHelper(mode string, args []string) error {
 		return nil
 	case "firstopen": // CGROUP: Preflight, Open, Close in a fresh process; print µs of each
 		start := time.Now()
-		if err := Preflight(); err != nil {
+		if err := Preflight(Config{}); err != nil {
 			return err
 		}
 		pre := time.Since(start)

@@ -31,12 +31,17 @@ var (
 const btfPath = "/sys/kernel/btf/vmlinux"
 
 // Preflight checks, cheapest first, that this process can load and attach
-// the capture programs. The error is one line saying what is missing and
-// what to do about it. On success it also starts parsing the kernel's BTF
-// in the background for a later Open.
-func Preflight() error {
+// the capture programs cfg asks for. The error is one line saying what is
+// missing and what to do about it. On success it also starts parsing the
+// kernel's BTF in the background for a later Open, unless cfg may take a
+// resident set and one is there: its programs already passed the kernel's
+// checks, and Open will not parse anything.
+func Preflight(cfg Config) error {
 	if err := capsError(); err != nil {
 		return err
+	}
+	if cfg.Resident != ResidentOff && cfg.stopStage == 0 && residentPresent(cfg) {
+		return nil
 	}
 	if _, err := os.Stat(btfPath); err != nil {
 		return fmt.Errorf("capture: %w: %s missing; use a kernel built with CONFIG_DEBUG_INFO_BTF=y", ErrNoBTF, btfPath)

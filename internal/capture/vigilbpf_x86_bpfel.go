@@ -167,6 +167,15 @@ const (
 	vigilBPFVigilOpVIGIL_OP_LISTEN  vigilBPFVigilOp = 8
 )
 
+type vigilBPFVigilSession struct {
+	_         structs.HostLayout
+	NextSeq   uint64
+	LiveTasks int64
+	CgroupId  uint64
+	Gen       uint32
+	Closed    uint32
+}
+
 type vigilBPFVigilStage uint32
 
 const (
@@ -233,10 +242,7 @@ const (
 	vigilBPFVarBtfKind                = "btf_kind"
 	vigilBPFVarBtfOp                  = "btf_op"
 	vigilBPFVarBtfStage               = "btf_stage"
-	vigilBPFVarClosed                 = "closed"
-	vigilBPFVarLiveTasks              = "live_tasks"
-	vigilBPFVarNextSeq                = "next_seq"
-	vigilBPFVarSessionCgroupId        = "session_cgroup_id"
+	vigilBPFVarSession                = "session"
 	vigilBPFVarStopStage              = "stop_stage"
 	vigilBPFVarWakeupBytes            = "wakeup_bytes"
 )
@@ -308,20 +314,17 @@ type vigilBPFMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFVariableSpecs struct {
-	BtfBody         *ebpf.VariableSpec `ebpf:"btf_body"`
-	BtfClass        *ebpf.VariableSpec `ebpf:"btf_class"`
-	BtfFlag         *ebpf.VariableSpec `ebpf:"btf_flag"`
-	BtfHdr          *ebpf.VariableSpec `ebpf:"btf_hdr"`
-	BtfHook         *ebpf.VariableSpec `ebpf:"btf_hook"`
-	BtfKind         *ebpf.VariableSpec `ebpf:"btf_kind"`
-	BtfOp           *ebpf.VariableSpec `ebpf:"btf_op"`
-	BtfStage        *ebpf.VariableSpec `ebpf:"btf_stage"`
-	Closed          *ebpf.VariableSpec `ebpf:"closed"`
-	LiveTasks       *ebpf.VariableSpec `ebpf:"live_tasks"`
-	NextSeq         *ebpf.VariableSpec `ebpf:"next_seq"`
-	SessionCgroupId *ebpf.VariableSpec `ebpf:"session_cgroup_id"`
-	StopStage       *ebpf.VariableSpec `ebpf:"stop_stage"`
-	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	BtfBody     *ebpf.VariableSpec `ebpf:"btf_body"`
+	BtfClass    *ebpf.VariableSpec `ebpf:"btf_class"`
+	BtfFlag     *ebpf.VariableSpec `ebpf:"btf_flag"`
+	BtfHdr      *ebpf.VariableSpec `ebpf:"btf_hdr"`
+	BtfHook     *ebpf.VariableSpec `ebpf:"btf_hook"`
+	BtfKind     *ebpf.VariableSpec `ebpf:"btf_kind"`
+	BtfOp       *ebpf.VariableSpec `ebpf:"btf_op"`
+	BtfStage    *ebpf.VariableSpec `ebpf:"btf_stage"`
+	Session     *ebpf.VariableSpec `ebpf:"session"`
+	StopStage   *ebpf.VariableSpec `ebpf:"stop_stage"`
+	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // vigilBPFObjects contains all objects after they have been loaded into the kernel.
@@ -367,20 +370,17 @@ func (m *vigilBPFMaps) Close() error {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFVariables struct {
-	BtfBody         *ebpf.Variable `ebpf:"btf_body"`
-	BtfClass        *ebpf.Variable `ebpf:"btf_class"`
-	BtfFlag         *ebpf.Variable `ebpf:"btf_flag"`
-	BtfHdr          *ebpf.Variable `ebpf:"btf_hdr"`
-	BtfHook         *ebpf.Variable `ebpf:"btf_hook"`
-	BtfKind         *ebpf.Variable `ebpf:"btf_kind"`
-	BtfOp           *ebpf.Variable `ebpf:"btf_op"`
-	BtfStage        *ebpf.Variable `ebpf:"btf_stage"`
-	Closed          *ebpf.Variable `ebpf:"closed"`
-	LiveTasks       *ebpf.Variable `ebpf:"live_tasks"`
-	NextSeq         *ebpf.Variable `ebpf:"next_seq"`
-	SessionCgroupId *ebpf.Variable `ebpf:"session_cgroup_id"`
-	StopStage       *ebpf.Variable `ebpf:"stop_stage"`
-	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
+	BtfBody     *ebpf.Variable `ebpf:"btf_body"`
+	BtfClass    *ebpf.Variable `ebpf:"btf_class"`
+	BtfFlag     *ebpf.Variable `ebpf:"btf_flag"`
+	BtfHdr      *ebpf.Variable `ebpf:"btf_hdr"`
+	BtfHook     *ebpf.Variable `ebpf:"btf_hook"`
+	BtfKind     *ebpf.Variable `ebpf:"btf_kind"`
+	BtfOp       *ebpf.Variable `ebpf:"btf_op"`
+	BtfStage    *ebpf.Variable `ebpf:"btf_stage"`
+	Session     *ebpf.Variable `ebpf:"session"`
+	StopStage   *ebpf.Variable `ebpf:"stop_stage"`
+	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // vigilBPFPrograms contains all programs after they have been loaded into the kernel.

@@ -55,6 +55,9 @@ type CaptureResult struct {
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on the CPU.
 	ProgramMisses map[string]uint64
+	// Programs says where the capture's programs came from; nil when
+	// the backend does not say.
+	Programs *wire.CapturePrograms
 }
 
 // ArchiveWriter writes a bundle, assembled from the digest of layer, as

@@ -58,6 +58,9 @@ func assemble(o *Options, f runFacts) (*evidence.Bundle, error) {
 		Trace:         &f.trace,
 		Clock:         &f.clock,
 	}
+	if f.capture != nil {
+		run.Programs = f.capture.Programs
+	}
 	b, err := evidence.AssembleStreamed(run, f.kernel, sdk, in)
 	if err != nil {
 		return nil, fail("%v", err)

@@ -10,12 +10,22 @@ import (
 )
 
 // kernelBackend is the eBPF capture of package capture.
-type kernelBackend struct{}
+type kernelBackend struct {
+	ringSize    int
+	resident    capture.ResidentMode
+	residentDir string
+}
 
-func (kernelBackend) Preflight() error { return capture.Preflight() }
+func (b kernelBackend) config() capture.Config {
+	return capture.Config{RingSize: b.ringSize, Resident: b.resident, ResidentDir: b.residentDir}
+}
 
-func (kernelBackend) Open(dir string, ringSize int, sink func([]wire.Kernel)) (Capture, error) {
-	c, err := capture.Open(capture.Config{CgroupPath: dir, RingSize: ringSize, Sink: sink})
+func (b kernelBackend) Preflight() error { return capture.Preflight(b.config()) }
+
+func (b kernelBackend) Open(dir string, ringSize int, sink func([]wire.Kernel)) (Capture, error) {
+	cfg := b.config()
+	cfg.CgroupPath, cfg.RingSize, cfg.Sink = dir, ringSize, sink
+	c, err := capture.Open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +82,19 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		DrainDetail:   detail,
 		ReadFaults:    r.ReadFaults,
 		ProgramMisses: r.ProgramMisses,
+		Programs:      programs(k.c.Programs()),
 	}, nil
+}
+
+func programs(p capture.ProgramSource) *wire.CapturePrograms {
+	out := &wire.CapturePrograms{Source: "loaded", Fallback: p.Fallback, StaleRecordsDiscarded: p.StaleRecords}
+	if p.Resident {
+		out.Source = "resident"
+	}
+	if p.Resident || p.Fallback != "" {
+		out.ResidentSet = p.Set
+	}
+	return out
 }
 
 func (k kernelCapture) Close() error { return k.c.Close() }

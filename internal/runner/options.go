@@ -68,6 +68,12 @@ type Options struct {
 	// Log receives vigil's own one-line notices; nil discards them.
 	Log io.Writer
 
+	// Programs says whether the eBPF capture may take a resident set
+	// (vigil resident load) from ResidentDir (empty: the default)
+	// instead of loading its programs for this run.
+	Programs    capture.ResidentMode
+	ResidentDir string
+
 	// Backend is the kernel capture; nil means the eBPF capture.
 	Backend Backend
 	// WriteArchive writes the archive; nil means the archive package.

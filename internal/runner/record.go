@@ -159,7 +159,7 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	backend := o.Backend
 	if backend == nil {
-		backend = kernelBackend{}
+		backend = kernelBackend{ringSize: o.RingSize, resident: o.Programs, residentDir: o.ResidentDir}
 	}
 	absent := ""
 	if perr := backend.Preflight(); perr != nil {
@@ -274,6 +274,12 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 		cancel()
 		if err != nil {
 			return nil, fail("draining kernel capture (the command exited %d): %v", res.ExitCode, err)
+		}
+		if p := cr.Programs; p != nil && p.Fallback != "" {
+			o.logf("programs loaded for this run, resident set not used: %s", p.Fallback)
+		}
+		if p := cr.Programs; p != nil && p.StaleRecordsDiscarded > 0 {
+			o.logf("the resident set's ring held %d record(s) of an earlier capture that ended without reading them; discarded", p.StaleRecordsDiscarded)
 		}
 	}
 	if r.kernelErr != nil {

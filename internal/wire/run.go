@@ -41,6 +41,24 @@ type Run struct {
 	// clock, read together as the command started, so event times can be
 	// placed in wall time. Archives of older versions lack it.
 	Clock *ClockAnchor `json:"clock,omitempty"`
+	// Programs says where the kernel capture's programs came from;
+	// absent without kernel capture, and in archives of older versions.
+	Programs *CapturePrograms `json:"capture_programs,omitempty"`
+}
+
+// CapturePrograms says where a capture's programs came from.
+type CapturePrograms struct {
+	// Source is "loaded" (for this run) or "resident" (a set loaded and
+	// pinned earlier by vigil resident load).
+	Source string `json:"source"`
+	// ResidentSet names the resident set used, or the one there was
+	// and could not be used (Fallback says why).
+	ResidentSet string `json:"resident_set,omitempty"`
+	Fallback    string `json:"fallback,omitempty"`
+	// StaleRecordsDiscarded counts records an earlier holder of the
+	// resident set left in its ring, discarded before this run's
+	// programs were attached.
+	StaleRecordsDiscarded uint64 `json:"stale_records_discarded"`
 }
 
 // ClockAnchor is one reading of CLOCK_MONOTONIC (the clock of

@@ -55,9 +55,10 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* Tasks of the run. The kernel frees an entry with its task. */
+/* Tasks of the run. The kernel frees an entry with its task; an entry
+ * whose gen is not the session's is a previous session's task. */
 struct vigil_task {
-	__u32 flags;
+	__u32 gen;
 };
 
 struct {
@@ -99,19 +100,16 @@ struct {
 	__type(value, struct vigil_sysentry);
 } syscalls SEC(".maps");
 
-/* Set by the loader. */
+/* Set by the loader when it loads the programs. */
 volatile const __u64 wakeup_bytes = 0;
-volatile const __u64 session_cgroup_id = 0;
 /* enum vigil_stage: only benchmarks set anything but VIGIL_STAGE_ALL. */
 volatile const __u32 stop_stage = VIGIL_STAGE_ALL;
 
-/* Next sequence number; equals the number of emitted records. */
-__u64 next_seq = 0;
-/* Tracked tasks alive now. */
-__s64 live_tasks = 0;
-/* Set by user space when the drain starts: tracked tasks still alive
- * (outside the session cgroup) are counted, not recorded, from then on. */
-__u32 closed = 0;
+/* Set by the loader before each session, and by user space when the drain
+ * starts (closed): tracked tasks still alive (outside the session cgroup)
+ * are counted, not recorded, from then on. The only variable in .bss, so
+ * at offset 0 of that map (TestSessionIsAloneInBSS). */
+struct vigil_session session = {};
 
 static __always_inline void count(__u32 class, __u32 kind)
 {
@@ -123,17 +121,13 @@ static __always_inline void count(__u32 class, __u32 kind)
 
 static __always_inline bool is_tracked(struct task_struct *t)
 {
-	return bpf_task_storage_get(&tracked, t, 0, 0) != 0;
-}
-
-static __always_inline struct vigil_task *current_task_entry(void)
-{
-	return bpf_task_storage_get(&tracked, bpf_get_current_task_btf(), 0, 0);
+	struct vigil_task *v = bpf_task_storage_get(&tracked, t, 0, 0);
+	return v && v->gen == session.gen;
 }
 
 static __always_inline bool current_tracked(void)
 {
-	return current_task_entry() != 0;
+	return is_tracked(bpf_get_current_task_btf());
 }
 
 /* Marks t as a task of the run; false if the kernel could not store it. */
@@ -142,9 +136,10 @@ static __always_inline bool track(struct task_struct *t)
 	struct vigil_task *v = bpf_task_storage_get(&tracked, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
 		return false;
-	if (!v->flags) {
-		v->flags = 1;
-		__sync_fetch_and_add(&live_tasks, 1);
+	__u32 gen = session.gen;
+	if (v->gen != gen) {
+		v->gen = gen;
+		__sync_fetch_and_add(&session.live_tasks, 1);
 	}
 	return true;
 }
@@ -155,7 +150,7 @@ static __always_inline bool track(struct task_struct *t)
 static __always_inline bool cgroup_in_session(struct cgroup *cg)
 {
 	for (int i = 0; i < VIGIL_CGROUP_WALK && cg; i++) {
-		if (BPF_CORE_READ(cg, kn, id) == session_cgroup_id)
+		if (BPF_CORE_READ(cg, kn, id) == session.cgroup_id)
 			return true;
 		struct cgroup_subsys_state *css = BPF_CORE_READ(cg, self.parent);
 		if (!css)
@@ -261,7 +256,7 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 	if (n > VIGIL_DATA_MAX)
 		n = VIGIL_DATA_MAX;
 
-	if (closed) {
+	if (session.closed) {
 		count(VIGIL_C_LATE, kind);
 		release(sl);
 		return;
@@ -277,7 +272,7 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 		release(sl);
 		return;
 	}
-	s->hdr.seq = __sync_fetch_and_add(&next_seq, 1);
+	s->hdr.seq = __sync_fetch_and_add(&session.next_seq, 1);
 	bpf_dynptr_write(&dp, 0, s, VIGIL_FIXED_SIZE + n, 0);
 	__u64 wake = 0;
 	if (wakeup_bytes)
@@ -620,7 +615,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		emit(&sl, VIGIL_KIND_EXIT);
 	}
 	/* After the record: once live_tasks is 0 every exit is in the ring. */
-	__sync_fetch_and_add(&live_tasks, -1);
+	__sync_fetch_and_add(&session.live_tasks, -1);
 	return 0;
 }
 

@@ -140,6 +140,21 @@ struct vigil_sysentry {
 	struct vigil_sysdesc compat;
 };
 
+/*
+ * What one session sets and reads while it runs. The loader resets it
+ * before each session: the same loaded programs can serve one session
+ * after another (a resident set), so nothing of a session may live
+ * anywhere else. gen tells this session's tracked tasks from those a
+ * previous session left alive; it is never 0.
+ */
+struct vigil_session {
+	__u64 next_seq;   /* next sequence number; = records emitted */
+	__s64 live_tasks; /* tracked tasks alive now */
+	__u64 cgroup_id;  /* the session cgroup */
+	__u32 gen;
+	__u32 closed;     /* set when the drain starts */
+};
+
 struct vigil_hdr {
 	__u64 seq;
 	__u64 ts_ns;
