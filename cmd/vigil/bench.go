@@ -36,6 +36,7 @@ var benchFlags struct {
 	aa           bool
 	cpus         string
 	runnerCPUs   string
+	programs     string
 	maxBlocks    int
 	lookEvery    int
 	out, resume  string
@@ -140,6 +141,7 @@ func init() {
 	f.Float64Var(&benchFlags.maxForeign, "max-foreign-cpus", interference.DefaultMaxForeignCPUs, "interference gate: re-measure a sample during which more than `N` CPUs were busy outside it on average (0 = off)")
 	f.StringVar(&benchFlags.cpus, "cpus", "", "pin every sample's process tree to `LIST` (kernel CPU list, e.g. 1 or 0-1,3); kept in plan.json")
 	f.StringVar(&benchFlags.runnerCPUs, "runner-cpus", "", "in the Runner arms, pin vigil record itself to `LIST`, apart from the workload (which runs on --cpus, or the sample's CPUs)")
+	f.StringVar(&benchFlags.programs, "programs", "load", "where the Runner arms' capture programs come from: `load` (for each sample) or resident (the set vigil resident load pinned, which must be there; measures what a host with one pays)")
 	f.BoolVar(&benchFlags.aa, "aa", false, "A/A calibration: run the first arm of --arms a second time under its own label, interleaved like the others; the report gives the false-difference rate of these settings on this host and cites it beside every wall-time claim")
 	f.BoolVar(&benchFlags.untilDecided, "until-decided", false, "add blocks a look at a time until every decomposition verdict is decided or --max-blocks is reached (group-sequential: O'Brien-Fleming-type alpha spending, so repeated looks do not inflate false verdicts); -n is the first look")
 	f.IntVar(&benchFlags.maxBlocks, "max-blocks", 60, "--until-decided: the most blocks per cell")
@@ -171,6 +173,7 @@ var givenFlags = map[string]bench.Given{
 	"blocks": bench.GivenBlocks, "warmup": bench.GivenWarmup, "order": bench.GivenOrder,
 	"seed": bench.GivenSeed, "max-reruns": bench.GivenMaxReruns, "shard": bench.GivenShard,
 	"cpus": bench.GivenCPUs, "runner-cpus": bench.GivenRunnerCPUs, "max-foreign-cpus": bench.GivenMaxForeignCPUs,
+	"programs": bench.GivenPrograms,
 }
 
 func runBench(cmd *cobra.Command, args []string) error {
@@ -198,7 +201,7 @@ func runBench(cmd *cobra.Command, args []string) error {
 			CustomCells: benchFlags.custom, Blocks: benchFlags.blocks, Warmup: benchFlags.warmup,
 			Order: benchFlags.order, Seed: benchFlags.seed, MaxReruns: benchFlags.maxReruns,
 			Shard: benchFlags.shard, Command: args, MaxForeignCPUs: benchFlags.maxForeign,
-			CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs, Jaeger: benchFlags.jaeger, Given: given,
+			CPUs: benchFlags.cpus, RunnerCPUs: benchFlags.runnerCPUs, Programs: benchFlags.programs, Jaeger: benchFlags.jaeger, Given: given,
 		},
 		AA: benchFlags.aa, Out: benchFlags.out, Resume: benchFlags.resume,
 		UntilDecided: benchFlags.untilDecided, LookEvery: benchFlags.lookEvery, MaxBlocks: benchFlags.maxBlocks,

@@ -38,3 +38,28 @@ func TestRecordRingSizeUnits(t *testing.T) {
 		t.Fatal("an archive was written")
 	}
 }
+
+// --programs takes auto, resident or load; resident and --ring-size refuse
+// bad input in one line before touching the kernel, and an unknown
+// subcommand is an error, not the help page.
+func TestResidentFlags(t *testing.T) {
+	arc := filepath.Join(t.TempDir(), "a.tar.gz")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record", "--programs", "pinned", "--archive", arc, "--", "true"}, `--programs "pinned": want auto, resident or load`},
+		{[]string{"resident", "bogus"}, `unknown subcommand "bogus"`},
+		{[]string{"resident", "load", "--ring-size", "3MiB"}, "--ring-size 3MiB: "},
+		{[]string{"resident", "load", "--ring-size", "lots"}, `--ring-size "lots"`},
+		{[]string{"bench", "--programs", "pinned", "--out", filepath.Join(t.TempDir(), "b")}, `--programs "pinned": want load or resident`},
+	} {
+		_, _, err := runVigil(t, c.args...)
+		if exitCode(err) != ExitRunnerFailure || err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: exit %d, %v; want one line with %q", c.args, exitCode(err), err, c.want)
+		}
+	}
+	if _, serr := os.Stat(arc); serr == nil {
+		t.Fatal("an archive was written")
+	}
+}

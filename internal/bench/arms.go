@@ -95,7 +95,7 @@ type samplePaths struct {
 //
 // otlp is the collector endpoint of a collector arm: the agent sends its
 // spans there instead of writing p.Trace.
-func armCommand(vigil string, kind wire.ArmKind, cell wire.Cell, user []string, p samplePaths, cpus, runnerCPUs, otlp string) (argv, env []string) {
+func armCommand(vigil string, kind wire.ArmKind, cell wire.Cell, user []string, p samplePaths, cpus, runnerCPUs, programs, otlp string) (argv, env []string) {
 	otel := usesOTel(kind)
 	env = []string{"OTEL_SDK_DISABLED=" + strconv.FormatBool(!otel)}
 	var work []string
@@ -125,7 +125,10 @@ func armCommand(vigil string, kind wire.ArmKind, cell wire.Cell, user []string, 
 	if !usesRunner(kind) {
 		return work, env
 	}
-	argv = []string{vigil, "record", "--archive", p.Archive, "--phase-log", p.PhaseLog}
+	argv = []string{vigil, "record", "--archive", p.Archive, "--phase-log", p.PhaseLog, "--programs", "load"}
+	if programs != "" {
+		argv[len(argv)-1] = programs
+	}
 	if runnerCPUs != "" {
 		argv = append(argv, "--runner-cpus", runnerCPUs)
 		if cpus != "" {

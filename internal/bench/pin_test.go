@@ -49,15 +49,33 @@ func TestRunnerCPUsInArmCommand(t *testing.T) {
 	cell := wire.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
 	p := samplePaths{Archive: "a", PhaseLog: "p", Work: "w", Result: "r", Trace: "t"}
 	for kind, want := range map[wire.ArmKind]string{
-		wire.ArmA:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
-		wire.ArmC:    "record --archive a --phase-log p --runner-cpus 0 --cpus 1 --",
+		wire.ArmA:    "record --archive a --phase-log p --programs load --runner-cpus 0 --cpus 1 --",
+		wire.ArmC:    "record --archive a --phase-log p --programs load --runner-cpus 0 --cpus 1 --",
 		wire.ArmBare: "",
 		wire.ArmB:    "",
 	} {
-		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0", "")
+		argv, _ := armCommand("vigil", kind, cell, nil, p, "1", "0", "", "")
 		line := strings.Join(argv, " ")
 		if (want == "") != !strings.Contains(line, "record") || (want != "" && !strings.Contains(line, want)) {
 			t.Errorf("%s: %q; want %q", kind, line, want)
 		}
+	}
+}
+
+// --programs resident reaches vigil record in the Runner arms; without it
+// they load their programs, whatever resident set the host has.
+func TestProgramsInArmCommand(t *testing.T) {
+	cell := wire.Cell{Name: "c", KernelEvents: 1, Concurrency: 1}
+	p := samplePaths{Archive: "a", PhaseLog: "p", Work: "w", Result: "r", Trace: "t"}
+	for programs, want := range map[string]string{"": "--programs load --", "resident": "--programs resident --"} {
+		for _, kind := range []wire.ArmKind{wire.ArmA, wire.ArmC} {
+			argv, _ := armCommand("vigil", kind, cell, nil, p, "", "", programs, "")
+			if line := strings.Join(argv, " "); !strings.Contains(line, want) {
+				t.Errorf("%s, programs %q: %q; want %q", kind, programs, line, want)
+			}
+		}
+	}
+	if _, err := NewPlan(Options{Arms: []string{"bare", "A"}, Cells: []string{"control"}, Blocks: 1, Order: OrderRandom, Programs: "pinned"}, HostInfo(), nil); err == nil || !strings.Contains(err.Error(), `--programs "pinned"`) {
+		t.Errorf("--programs pinned: %v", err)
 	}
 }

@@ -39,8 +39,11 @@ type Options struct {
 	CPUs string
 	// RunnerCPUs pins vigil record in the Runner arms ("" for none).
 	RunnerCPUs string
-	Shard      string
-	Command    []string // user command; empty for the built-in agent
+	// Programs is where the Runner arms' capture programs come from:
+	// "load" (or ""), for each sample, or "resident".
+	Programs string
+	Shard    string
+	Command  []string // user command; empty for the built-in agent
 	// Jaeger is the collector binary for collector arms ("": found by
 	// collector.FindJaeger).
 	Jaeger string
@@ -94,6 +97,13 @@ func NewPlan(opts Options, host wire.BenchHost, versions map[string]string) (wir
 			return wire.Plan{}, err
 		}
 	}
+	switch opts.Programs {
+	case "", "load":
+		opts.Programs = ""
+	case "resident":
+	default:
+		return wire.Plan{}, fmt.Errorf("--programs %q: want load or resident", opts.Programs)
+	}
 	if opts.Order != OrderRandom && opts.Order != OrderCounterbalanced {
 		return wire.Plan{}, fmt.Errorf("--order %q: want random or counterbalanced", opts.Order)
 	}
@@ -123,6 +133,7 @@ func NewPlan(opts Options, host wire.BenchHost, versions map[string]string) (wir
 		MaxForeignCPUs: opts.MaxForeignCPUs,
 		CPUs:           opts.CPUs,
 		RunnerCPUs:     opts.RunnerCPUs,
+		Programs:       opts.Programs,
 		Shard:          shard.String(),
 		Command:        opts.Command,
 		Host:           host,
@@ -148,6 +159,7 @@ const (
 	GivenRunnerCPUs
 	GivenMaxForeignCPUs
 	GivenCommand
+	GivenPrograms
 )
 
 // resumeChecked lists, for each option a resume must agree on, its flag
@@ -170,6 +182,7 @@ var resumeChecked = []struct {
 	{GivenRunnerCPUs, "runner-cpus", func(p wire.Plan) any { return p.RunnerCPUs }},
 	{GivenMaxForeignCPUs, "max-foreign-cpus", func(p wire.Plan) any { return p.MaxForeignCPUs }},
 	{GivenCommand, "command", func(p wire.Plan) any { return p.Command }},
+	{GivenPrograms, "programs", func(p wire.Plan) any { return p.Programs }},
 }
 
 // ResumeConflicts compares the options the user set explicitly with the

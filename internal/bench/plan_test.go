@@ -94,7 +94,7 @@ func TestParseArmsRepeatsForNoiseFloor(t *testing.T) {
 // instead of writing a trace file.
 func TestCollectorArmCommand(t *testing.T) {
 	p := samplePaths{Work: "/w", Result: "/r", Archive: "/x", PhaseLog: "/p"}
-	argv, _ := armCommand("vigil", "C", Presets["corner"], nil, p, "", "", "http://127.0.0.1:9/v1/traces")
+	argv, _ := armCommand("vigil", "C", Presets["corner"], nil, p, "", "", "", "http://127.0.0.1:9/v1/traces")
 	got := strings.Join(argv, " ")
 	if !strings.Contains(got, "-- vigil agent --otel=true") || !strings.HasSuffix(got, "--otlp-endpoint http://127.0.0.1:9/v1/traces") || strings.Contains(got, "--trace-out") {
 		t.Fatalf("collector arm C: %s", got)
@@ -106,12 +106,12 @@ func TestArmCommands(t *testing.T) {
 	cell := Presets["corner"]
 	cases := map[wire.ArmKind]string{
 		"bare": "vigil agent --otel=false --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r",
-		"A":    "vigil record --archive /x --phase-log /p -- vigil agent --otel=false --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r",
+		"A":    "vigil record --archive /x --phase-log /p --programs load -- vigil agent --otel=false --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r",
 		"B":    "vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",
-		"C":    "vigil record --archive /x --phase-log /p -- vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",
+		"C":    "vigil record --archive /x --phase-log /p --programs load -- vigil agent --otel=true --kernel-events 100 --span-events 100 --concurrency 4 --payload-bytes 65536 --work-dir /w --result-out /r --trace-out /t",
 	}
 	for kind, want := range cases {
-		argv, env := armCommand("vigil", kind, cell, nil, p, "", "", "")
+		argv, env := armCommand("vigil", kind, cell, nil, p, "", "", "", "")
 		if got := strings.Join(argv, " "); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", kind, got, want)
 		}
@@ -120,11 +120,11 @@ func TestArmCommands(t *testing.T) {
 			t.Errorf("%s env %v, want %s", kind, env, wantEnv)
 		}
 	}
-	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p, "", "", "")
-	if strings.Join(argv, " ") != "vigil record --archive /x --phase-log /p -- my cmd" || env[0] != "OTEL_SDK_DISABLED=false" {
+	argv, env := armCommand("vigil", "C", cell, []string{"my", "cmd"}, p, "", "", "", "")
+	if strings.Join(argv, " ") != "vigil record --archive /x --phase-log /p --programs load -- my cmd" || env[0] != "OTEL_SDK_DISABLED=false" {
 		t.Fatalf("user command C: %v %v", argv, env)
 	}
-	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p, "", "", "")
+	argv, env = armCommand("vigil", "bare", cell, []string{"my", "cmd"}, p, "", "", "", "")
 	if strings.Join(argv, " ") != "my cmd" || env[0] != "OTEL_SDK_DISABLED=true" {
 		t.Fatalf("user command bare: %v %v", argv, env)
 	}

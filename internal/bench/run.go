@@ -342,7 +342,7 @@ func (r *sampler) take(ctx context.Context, s *wire.Sample, cell wire.Cell) (int
 	defer stderr.Close()
 
 	user := r.cfg.Plan.Command
-	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths, r.cfg.Plan.CPUs, r.cfg.Plan.RunnerCPUs, otlp)
+	argv, env := armCommand(r.cfg.VigilBin, s.ArmKind, cell, user, paths, r.cfg.Plan.CPUs, r.cfg.Plan.RunnerCPUs, r.cfg.Plan.Programs, otlp)
 	env = append(env, "VIGIL_BENCH_WORK_DIR="+paths.Work)
 	m, err := r.exe.Run(ctx, argv, env, paths.Work, stdout, stderr)
 	if m.Interrupted {

@@ -85,6 +85,10 @@ type Plan struct {
 	// RunnerCPUs pins vigil record itself in the Runner arms, apart from
 	// the workload (--runner-cpus).
 	RunnerCPUs string `json:"runner_cpus,omitempty"`
+	// Programs is "resident" when the Runner arms take the resident set
+	// (vigil record --programs resident); empty: they load their
+	// programs for each sample.
+	Programs string `json:"programs,omitempty"`
 	// HostState is the host's condition when the run was planned.
 	HostState *HostState        `json:"host_state,omitempty"`
 	Shard     string            `json:"shard"`             // "i/n"
