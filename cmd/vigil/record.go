@@ -47,11 +47,12 @@ descendant still in it, its temporary archive files and its private SDK
 event log.
 
 While the run lasts, the compressed kernel layer, the time index
-correlation needs (9-17 bytes per event), and the paths the capability
-surface will list once they are many (65,536, or 4 MiB of them), are kept
-in scratch files without a name in the archive's directory, so that
-vigil's memory does not grow with the run's events or paths (the tasks
-alive at once, distinct renames and network endpoints stay in memory).
+correlation needs (9-17 bytes per event), and the paths, renames and
+network endpoints the capability surface will list once they are many
+(65,536, or 4 MiB of them), are kept in scratch files without a name in
+the archive's directory, so that vigil's memory does not grow with the
+run's events, paths or addresses (the tasks alive at once stay in
+memory).
 Nothing of them is left on disk however vigil ends (on a file system
 without O_TMPFILE a scratch file has a name for an instant; the next
 record beside it removes one a killed vigil left there).

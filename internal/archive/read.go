@@ -70,14 +70,14 @@ func Open(path string) (*Archive, error) { return open(path, nil) }
 // capability surface's text and the digest's paths go to an anonymous
 // scratch file in the temporary directory, and when the surface is
 // exactly what the layer derives (as in any archive not tampered with),
-// the bundle's surface leaves its path lists to the digest
-// (Bundle.SurfacePathSource), readable until Close. The time index
-// correlation needs goes there too. What it holds still grows with the
-// tasks open at once, the distinct renames and network endpoints, and
-// the other documents (SDK layer, correlation report), and the events
-// per cgroup. Without a scratch file it also holds the surface's text,
-// every path, and, when the archive has a correlation report, 9 bytes
-// per event (17 where seqs are not the events' indexes).
+// the bundle's surface leaves its lists (paths, renames, endpoints) to
+// the digest (Bundle.SurfacePathSource), readable until Close. The time
+// index correlation needs goes there too. What it holds still grows with
+// the tasks open at once, the other documents (SDK layer, correlation
+// report), and the events per cgroup. Without a scratch file it also
+// holds the surface's text, every path, rename and endpoint, and, when
+// the archive has a correlation report, 9 bytes per event (17 where seqs
+// are not the events' indexes).
 func OpenDigest(path string) (*Archive, error) {
 	fold := &folding{}
 	scratch, err := spill.Create("")

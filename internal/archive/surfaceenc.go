@@ -78,13 +78,20 @@ func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
 		e.set(s, f.key, f.l)
 	}
 	e.b = appendKey(e.b, "files_renamed")
-	e.list(s.FilesRenamed == nil, len(s.FilesRenamed), func(b []byte, i int) []byte {
-		b = append(b, "{\n      \"from\": "...)
-		b = appendIndentedBytes(b, s.FilesRenamed[i].From, "      ")
-		b = append(b, ",\n      \"to\": "...)
-		b = appendIndentedBytes(b, s.FilesRenamed[i].To, "      ")
-		return append(b, "\n    }"...)
-	})
+	if e.paths == nil {
+		e.list(s.FilesRenamed == nil, len(s.FilesRenamed), func(b []byte, i int) []byte {
+			return appendRename(b, s.FilesRenamed[i])
+		})
+	} else if e.err == nil {
+		n := 0
+		err := e.paths.EachSurfaceRename(func(r evidence.Rename) error {
+			e.item(&n)
+			e.b = appendRename(e.b, r)
+			e.flush()
+			return nil
+		})
+		e.endList(n, err)
+	}
 	for _, f := range []struct {
 		key string
 		l   evidence.PathList
@@ -97,21 +104,45 @@ func (e *surfaceEncoder) surface(s *evidence.CapabilitySurface) {
 	}
 	for _, f := range []struct {
 		key string
-		v   []evidence.Endpoint
-	}{{"network", s.Network}, {"network_sent", s.NetworkSent}, {"network_local", s.NetworkLocal}} {
+		l   evidence.EndpointList
+	}{{"network", evidence.ListNetwork}, {"network_sent", evidence.ListNetworkSent}, {"network_local", evidence.ListNetworkLocal}} {
 		e.b = appendKey(e.b, f.key)
-		e.list(f.v == nil, len(f.v), func(b []byte, i int) []byte {
-			ep := &f.v[i]
-			b = append(b, "{\n      \"family\": "...)
-			b = appendString(b, ep.Family)
-			b = append(b, ",\n      \"addr\": "...)
-			b = appendIndentedBytes(b, ep.Addr, "      ")
-			b = append(b, ",\n      \"port\": "...)
-			b = strconv.AppendUint(b, uint64(ep.Port), 10)
-			return append(b, "\n    }"...)
+		if e.paths == nil {
+			v := s.Endpoints(f.l)
+			e.list(v == nil, len(v), func(b []byte, i int) []byte { return appendEndpoint(b, &v[i]) })
+			continue
+		}
+		if e.err != nil {
+			continue
+		}
+		n := 0
+		err := e.paths.EachSurfaceEndpoint(f.l, func(ep evidence.Endpoint) error {
+			e.item(&n)
+			e.b = appendEndpoint(e.b, &ep)
+			e.flush()
+			return nil
 		})
+		e.endList(n, err)
 	}
 	e.b = append(e.b, "\n}\n"...)
+}
+
+func appendRename(b []byte, r evidence.Rename) []byte {
+	b = append(b, "{\n      \"from\": "...)
+	b = appendIndentedBytes(b, r.From, "      ")
+	b = append(b, ",\n      \"to\": "...)
+	b = appendIndentedBytes(b, r.To, "      ")
+	return append(b, "\n    }"...)
+}
+
+func appendEndpoint(b []byte, ep *evidence.Endpoint) []byte {
+	b = append(b, "{\n      \"family\": "...)
+	b = appendString(b, ep.Family)
+	b = append(b, ",\n      \"addr\": "...)
+	b = appendIndentedBytes(b, ep.Addr, "      ")
+	b = append(b, ",\n      \"port\": "...)
+	b = strconv.AppendUint(b, uint64(ep.Port), 10)
+	return append(b, "\n    }"...)
 }
 
 // set appends the path list l, from s or from e.paths.
@@ -127,24 +158,38 @@ func (e *surfaceEncoder) set(s *evidence.CapabilitySurface, key string, l eviden
 	if e.err != nil {
 		return
 	}
-	// The digest's lists are never nil, and how long one is shows only
-	// at its end.
 	n := 0
-	e.err = e.paths.EachSurfacePath(l, func(p wire.Bytes) error {
-		if n == 0 {
-			e.b = append(e.b, "[\n    "...)
-		} else {
-			e.b = append(e.b, ",\n    "...)
-		}
-		n++
+	err := e.paths.EachSurfacePath(l, func(p wire.Bytes) error {
+		e.item(&n)
 		e.b = appendIndentedBytes(e.b, p, "    ")
 		e.flush()
 		return nil
 	})
+	e.endList(n, err)
+}
+
+// item starts the next element of a list of the digest's (e.paths), the
+// nth so far, at the second level of indent. The digest's lists are
+// never nil, and how long one is shows only at its end (endList).
+func (e *surfaceEncoder) item(n *int) {
+	if *n == 0 {
+		e.b = append(e.b, "[\n    "...)
+	} else {
+		e.b = append(e.b, ",\n    "...)
+	}
+	*n++
+}
+
+// endList ends a list of n elements begun by item; err is the error of
+// reading them, kept if it is the first.
+func (e *surfaceEncoder) endList(n int, err error) {
 	if n == 0 {
 		e.b = append(e.b, "[]"...)
 	} else {
 		e.b = append(e.b, "\n  ]"...)
+	}
+	if e.err == nil {
+		e.err = err
 	}
 }
 

@@ -124,10 +124,11 @@ func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed 
 	return b, nil
 }
 
-// WholeSurface is b's surface with its path lists, read from the digest
-// that gives them (SurfacePathSource) when b leaves them out: every path
-// is then held, which is what leaving them out avoids. The error is a
-// failure to read them back from the digest's scratch store.
+// WholeSurface is b's surface with its lists, read from the digest that
+// gives them (SurfacePathSource) when b leaves them out: every path,
+// rename and endpoint is then held, which is what leaving them out
+// avoids. The error is a failure to read them back from the digest's
+// scratch store.
 func (b *Bundle) WholeSurface() (CapabilitySurface, error) {
 	s := b.Surface
 	d := b.SurfacePathSource()
@@ -137,7 +138,25 @@ func (b *Bundle) WholeSurface() (CapabilitySurface, error) {
 	for l, list := range s.pathFields() {
 		*list = []wire.Bytes{}
 		err := d.EachSurfacePath(PathList(l), func(p wire.Bytes) error {
-			*list = append(*list, wire.Bytes(strings.Clone(string(p))))
+			*list = append(*list, cloneBytes(p))
+			return nil
+		})
+		if err != nil {
+			return CapabilitySurface{}, err
+		}
+	}
+	s.FilesRenamed = []Rename{}
+	err := d.EachSurfaceRename(func(r Rename) error {
+		s.FilesRenamed = append(s.FilesRenamed, Rename{From: cloneBytes(r.From), To: cloneBytes(r.To)})
+		return nil
+	})
+	if err != nil {
+		return CapabilitySurface{}, err
+	}
+	for l, list := range s.endpointFields() {
+		*list = []Endpoint{}
+		err := d.EachSurfaceEndpoint(EndpointList(l), func(e Endpoint) error {
+			*list = append(*list, Endpoint{Family: strings.Clone(e.Family), Addr: cloneBytes(e.Addr), Port: e.Port})
 			return nil
 		})
 		if err != nil {

@@ -87,10 +87,8 @@ func check(b *Bundle, surface bool) error {
 		case b.SurfacePathSource() != nil:
 			// The path lists are the digest's own (EachSurfacePath):
 			// there is nothing to compare them with.
-			for l := range PathList(numSets) {
-				if b.Surface.Paths(l) != nil {
-					return entryErr(EntrySurface, "path lists of its own besides its digest's")
-				}
+			if b.Surface.hasLists() {
+				return entryErr(EntrySurface, "lists of its own besides its digest's")
 			}
 			s := d.SurfaceWithoutPaths()
 			s.RunID = id
@@ -249,20 +247,28 @@ func firstSurfaceDiff(d *Digest, s *CapabilitySurface, id string) (string, error
 	derived := d.SurfaceWithoutPaths()
 	derived.RunID = id
 	lists := s.pathFields()
+	eps := s.endpointFields()
 	v, w := reflect.ValueOf(&derived).Elem(), reflect.ValueOf(s).Elem()
 	for i := 0; i < v.NumField(); i++ {
 		name := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
-		l := -1
-		if f, ok := w.Field(i).Addr().Interface().(*[]wire.Bytes); ok {
-			l = slices.Index(lists[:], f)
+		var same bool
+		var err error
+		switch f := w.Field(i).Addr().Interface().(type) {
+		case *[]wire.Bytes:
+			l := slices.Index(lists[:], f)
+			same, err = sameAsStored(*f, func(emit func(wire.Bytes) error) error {
+				return d.EachSurfacePath(PathList(l), emit)
+			}, func(a, b wire.Bytes) bool { return a == b })
+		case *[]Rename:
+			same, err = sameAsStored(*f, d.EachSurfaceRename, func(a, b Rename) bool { return a == b })
+		case *[]Endpoint:
+			l := slices.Index(eps[:], f)
+			same, err = sameAsStored(*f, func(emit func(Endpoint) error) error {
+				return d.EachSurfaceEndpoint(EndpointList(l), emit)
+			}, func(a, b Endpoint) bool { return a == b })
+		default:
+			same = sameJSON(v.Field(i).Interface(), w.Field(i).Interface())
 		}
-		if l < 0 {
-			if !sameJSON(v.Field(i).Interface(), w.Field(i).Interface()) {
-				return name, nil
-			}
-			continue
-		}
-		same, err := sameAsStored(d, PathList(l), *lists[l])
 		if err != nil || !same {
 			return name, err
 		}
@@ -273,15 +279,15 @@ func firstSurfaceDiff(d *Digest, s *CapabilitySurface, id string) (string, error
 // errDiffers stops a comparison at its first difference.
 var errDiffers = errors.New("differs")
 
-// sameAsStored reports whether list is d's path list l (which is never
-// nil: an empty one is [], not null).
-func sameAsStored(d *Digest, l PathList, list []wire.Bytes) (bool, error) {
+// sameAsStored reports whether list is the list each gives (which is
+// never nil: an empty one is [], not null).
+func sameAsStored[T any](list []T, each func(emit func(T) error) error, equal func(a, b T) bool) (bool, error) {
 	if list == nil {
 		return false, nil
 	}
 	i := 0
-	err := d.EachSurfacePath(l, func(p wire.Bytes) error {
-		if i >= len(list) || list[i] != p {
+	err := each(func(x T) error {
+		if i >= len(list) || !equal(list[i], x) {
 			return errDiffers
 		}
 		i++

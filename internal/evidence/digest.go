@@ -17,10 +17,10 @@ import (
 // verification derives.
 //
 // It keeps nothing of an event but what those documents need: each
-// distinct path once (copied, so the event's memory may be reused), each
-// distinct rename and endpoint once, the tasks still open, and 9 bytes
-// per event for correlation (17 where the seqs are not the events'
-// indexes). Given a scratch store (SpillTo), it moves the paths and the
+// distinct path, rename and endpoint once (copied, so the event's memory
+// may be reused), the tasks still open, and 9 bytes per event for
+// correlation (17 where the seqs are not the events' indexes). Given a
+// scratch store (SpillTo), it moves the paths, renames, endpoints and the
 // correlation index there, and holds a bounded part of them.
 type Digest struct {
 	events   uint64
@@ -57,8 +57,9 @@ func (d *Digest) WithoutCorrelation() *Digest {
 	return d
 }
 
-// SpillLimits bound the paths a digest holds before it moves them to its
-// scratch store; a zero field takes the default.
+// SpillLimits bound the paths (renames and endpoints count as paths) a
+// digest holds before it moves them to its scratch store; a zero field
+// takes the default.
 type SpillLimits struct {
 	Paths int // paths held (default 65536)
 	Bytes int // bytes of those paths (default 4 MiB)
@@ -126,8 +127,9 @@ func (d *Digest) Spilled() SpillStats {
 	return st
 }
 
-// SurfaceWithoutPaths is the capability surface without its path lists
-// (nil): what a caller that writes them with EachSurfacePath needs.
+// SurfaceWithoutPaths is the capability surface without its lists (nil):
+// what a caller that writes them with EachSurfacePath,
+// EachSurfaceRename and EachSurfaceEndpoint needs.
 // Taking it ends the fold, as Surface does.
 func (d *Digest) SurfaceWithoutPaths() CapabilitySurface {
 	if d.noSurface {
@@ -153,7 +155,7 @@ func (d *Digest) EachSurfacePath(l PathList, emit func(p wire.Bytes) error) erro
 	if d.noSurface {
 		panic("evidence: the surface of a digest made without it")
 	}
-	if l < 0 || l >= numSets {
+	if l < 0 || l >= NumPathLists {
 		panic(fmt.Sprintf("evidence: no path list %d", l))
 	}
 	d.seal()

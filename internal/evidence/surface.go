@@ -1,12 +1,10 @@
 package evidence
 
 import (
-	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
 	"path"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -149,7 +147,9 @@ const (
 	ListExecFailures
 	// NumPathLists is how many lists there are.
 	NumPathLists = iota
-	numSets      = NumPathLists
+	// numSets counts the path lists and the key sets after them
+	// (surfacekeys.go).
+	numSets = NumPathLists + 1 + NumEndpointLists
 )
 
 // The sets of a surface, as bits of pathEntry.in: one per PathList.
@@ -169,15 +169,15 @@ const (
 
 // Paths is the list l of s.
 func (s *CapabilitySurface) Paths(l PathList) []wire.Bytes {
-	if l < 0 || l >= numSets {
+	if l < 0 || l >= NumPathLists {
 		panic(fmt.Sprintf("evidence: no path list %d", l))
 	}
 	return *s.pathFields()[l]
 }
 
 // pathFields are s's path lists, indexed by PathList.
-func (s *CapabilitySurface) pathFields() [numSets]*[]wire.Bytes {
-	return [numSets]*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
+func (s *CapabilitySurface) pathFields() [NumPathLists]*[]wire.Bytes {
+	return [NumPathLists]*[]wire.Bytes{&s.FilesRead, &s.FilesWritten, &s.FilesCreated, &s.OpenFailures, &s.FilesDeleted,
 		&s.DirsCreated, &s.LinksCreated, &s.ModeChanged, &s.FilesTruncated, &s.Execs, &s.ExecFailures}
 }
 
@@ -187,7 +187,12 @@ func newPathSets(copyPaths bool) *pathSets {
 	return &pathSets{seed: maphash.MakeSeed(), last: -1, copyPaths: copyPaths}
 }
 
-func (s *pathSets) add(p wire.Bytes, set uint16) {
+func (s *pathSets) add(p wire.Bytes, set uint16) { s.insert(p, set, s.copyPaths) }
+
+// addKey adds k, which the caller reuses: it is copied when new.
+func (s *pathSets) addKey(k wire.Bytes, set uint16) { s.insert(k, set, true) }
+
+func (s *pathSets) insert(p wire.Bytes, set uint16, copyNew bool) {
 	if s.last >= 0 && s.entries[s.last].path == p {
 		s.entries[s.last].in |= set
 		return
@@ -210,7 +215,7 @@ func (s *pathSets) add(p wire.Bytes, set uint16) {
 				// large, would allocate several times its final size.
 				s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)+256), s.entries...)
 			}
-			if s.copyPaths {
+			if copyNew {
 				p = s.keep(p)
 			}
 			s.kept += len(p)
@@ -308,24 +313,6 @@ func (s *pathSets) sortedFromSpill() (map[uint16][]wire.Bytes, error) {
 	return out, nil
 }
 
-type endpoints map[Endpoint]bool
-
-func (s endpoints) add(e Endpoint) {
-	if !s[e] {
-		e.Family, e.Addr = strings.Clone(e.Family), cloneBytes(e.Addr)
-		s[e] = true
-	}
-}
-
-func (s endpoints) sorted() []Endpoint {
-	out := make([]Endpoint, 0, len(s))
-	for k := range s {
-		out = append(out, k)
-	}
-	slices.SortFunc(out, compareEndpoints)
-	return out
-}
-
 // BuildSurface derives the capability surface from kernel events. RunID is
 // left for the caller (Assemble sets it).
 func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
@@ -339,14 +326,19 @@ func BuildSurface(kernel []wire.Kernel) CapabilitySurface {
 // surfaceBuilder folds events into a capability surface. It copies what
 // it keeps, so an event's memory may be reused once add returns.
 type surfaceBuilder struct {
-	paths                 *pathSets
-	renames               map[Rename]bool
-	connects, sent, local endpoints
-	acts                  []Action
+	// paths holds the path lists, and the renames and endpoints as keys
+	// (surfacekeys.go).
+	paths *pathSets
+	key   []byte
+	acts  []Action
 }
 
 func newSurfaceBuilder(copyPaths bool) surfaceBuilder {
-	return surfaceBuilder{paths: newPathSets(copyPaths), renames: map[Rename]bool{}, connects: endpoints{}, sent: endpoints{}, local: endpoints{}}
+	return surfaceBuilder{paths: newPathSets(copyPaths)}
+}
+
+func (b *surfaceBuilder) addKey(set uint16) {
+	b.paths.addKey(wire.Bytes(unsafe.String(unsafe.SliceData(b.key), len(b.key))), set)
 }
 
 func (b *surfaceBuilder) add(e *wire.Kernel) {
@@ -378,10 +370,8 @@ func (b *surfaceBuilder) add(e *wire.Kernel) {
 		case OpMkdir:
 			paths.add(a.Path, setDirs)
 		case OpRename:
-			r := Rename{From: a.Path, To: a.To}
-			if !b.renames[r] {
-				b.renames[Rename{From: cloneBytes(r.From), To: cloneBytes(r.To)}] = true
-			}
+			b.key = appendRenameKey(b.key[:0], Rename{From: a.Path, To: a.To})
+			b.addKey(setRenamed)
 		case OpLink:
 			paths.add(a.Path, setLinks)
 		case OpChmod, OpChown:
@@ -391,11 +381,14 @@ func (b *surfaceBuilder) add(e *wire.Kernel) {
 		case OpExec:
 			paths.add(a.Path, setExecs)
 		case OpConnect:
-			b.connects.add(a.Endpoint)
+			b.key = appendEndpointKey(b.key[:0], a.Endpoint)
+			b.addKey(endpointSet(ListNetwork))
 		case OpSend:
-			b.sent.add(a.Endpoint)
+			b.key = appendEndpointKey(b.key[:0], a.Endpoint)
+			b.addKey(endpointSet(ListNetworkSent))
 		case OpBind, OpListen:
-			b.local.add(a.Endpoint)
+			b.key = appendEndpointKey(b.key[:0], a.Endpoint)
+			b.addKey(endpointSet(ListNetworkLocal))
 		}
 	}
 }
@@ -412,30 +405,29 @@ func (b *surfaceBuilder) build() CapabilitySurface {
 	for l, f := range s.pathFields() {
 		*f = sets[1<<l]
 	}
+	s.FilesRenamed = make([]Rename, len(sets[setRenamed]))
+	for i, k := range sets[setRenamed] {
+		if s.FilesRenamed[i], err = renameOfKey(k); err != nil {
+			panic(err) // the builder made every key
+		}
+	}
+	for l, f := range s.endpointFields() {
+		keys := sets[endpointSet(EndpointList(l))]
+		*f = make([]Endpoint, len(keys))
+		for i, k := range keys {
+			if (*f)[i], err = endpointOfKey(k); err != nil {
+				panic(err)
+			}
+		}
+	}
 	return s
 }
 
-// buildRest returns the surface without its path lists (nil), and seals
-// the path sets for each.
+// buildRest returns the surface without its lists (nil), and seals the
+// path sets for each.
 func (b *surfaceBuilder) buildRest() CapabilitySurface {
 	b.paths.seal()
-	rs := make([]Rename, 0, len(b.renames))
-	for r := range b.renames {
-		rs = append(rs, r)
-	}
-	slices.SortFunc(rs, func(a, b Rename) int {
-		if c := strings.Compare(string(a.From), string(b.From)); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.To), string(b.To))
-	})
-	return CapabilitySurface{
-		Schema:       SurfaceSchema,
-		FilesRenamed: rs,
-		Network:      b.connects.sorted(),
-		NetworkSent:  b.sent.sorted(),
-		NetworkLocal: b.local.sorted(),
-	}
+	return CapabilitySurface{Schema: SurfaceSchema}
 }
 
 // cloneBytes copies s, so that keeping it does not keep the memory it
@@ -454,13 +446,3 @@ func cleanPath(p wire.Bytes) wire.Bytes {
 func namePath(n wire.Name) wire.Bytes { return cleanPath(n.Path()) }
 
 func objectPath(f *wire.FileOp) wire.Bytes { return cleanPath(f.ObjectPath()) }
-
-func compareEndpoints(a, b Endpoint) int {
-	if c := strings.Compare(a.Family, b.Family); c != 0 {
-		return c
-	}
-	if c := strings.Compare(string(a.Addr), string(b.Addr)); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Port, b.Port)
-}

@@ -238,3 +238,46 @@ func TestE2EManyDistinctPathsBoundedMemory(t *testing.T) {
 		t.Fatalf("%s holds %q, want the archives and phase logs only", dir, names)
 	}
 }
+
+// Hostile: a workload that sends to hundreds of thousands of distinct
+// addresses cannot grow vigil's memory (the surface's endpoints spill as
+// its paths do), and every one of them reaches network_sent.
+func TestE2EManyDistinctEndpointsBoundedMemory(t *testing.T) {
+	testenv.RequireRoot(t)
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := map[int]int64{}
+	for _, n := range []int{100_000, 400_000} {
+		arc := filepath.Join(dir, fmt.Sprintf("sends-%d.tar.gz", n))
+		phases := filepath.Join(dir, fmt.Sprintf("phases-%d.json", n))
+		r := runVigil(t, dir, "record", "-q", "--run-id", fmt.Sprintf("e2esends%d", n), "--archive", arc, "--phase-log", phases, "--",
+			"env", testenv.HelperEnv("sends"), self, strconv.Itoa(n))
+		if r.code != 0 {
+			t.Fatalf("%d sends: exit %d: %s", n, r.code, r.stderr)
+		}
+		var pl wire.PhaseLog
+		data, err := os.ReadFile(phases)
+		if err != nil || json.Unmarshal(data, &pl) != nil {
+			t.Fatalf("phase log: %v %s", err, data)
+		}
+		peak[n] = pl.MaxRSSKiB
+		b := verifyAndRead(t, arc)
+		var listed int
+		for _, e := range b.Surface.NetworkSent {
+			if e.Family == "inet" && e.Port == 9 && strings.HasPrefix(string(e.Addr), "127.") {
+				listed++
+			}
+		}
+		if listed != n || b.Health.RingbufDrops.Total != 0 {
+			t.Fatalf("%d sends: %d in network_sent, %d drops", n, listed, b.Health.RingbufDrops.Total)
+		}
+	}
+	grew := peak[400_000] - peak[100_000]
+	t.Logf("vigil's peak: %d KiB at 100,000 distinct destinations, %d KiB at 400,000", peak[100_000], peak[400_000])
+	if grew > 16<<10 {
+		t.Fatalf("vigil's peak grew %d KiB for 300,000 more distinct destinations, want under 16 MiB", grew)
+	}
+}

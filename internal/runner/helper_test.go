@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"vigil/internal/testenv"
 )
 
@@ -17,8 +19,28 @@ import (
 // (testenv.Main): "files N C DIR" writes N files into DIR with C workers
 // and reads each back, two opens per file, then removes them; "misses N
 // DIR" opens N distinct names in DIR that do not exist (N failed opens,
-// N distinct paths, nothing created).
+// N distinct paths, nothing created); "sends N" sends a UDP datagram to
+// each of N distinct loopback addresses (127.0.0.0/8, port 9), nothing
+// listening.
 func runHelper(name string, args []string) error {
+	if name == "sends" && len(args) == 1 {
+		n, err := strconv.Atoi(args[0])
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		for i := range n {
+			to := &unix.SockaddrInet4{Port: 9, Addr: [4]byte{127, byte(i >> 16), byte(i >> 8), byte(i)}}
+			if err := unix.Sendto(fd, []byte{'x'}, 0, to); err != nil && err != unix.ECONNREFUSED {
+				return fmt.Errorf("send to %v: %w", to.Addr, err)
+			}
+		}
+		return nil
+	}
 	if name == "misses" && len(args) == 2 {
 		n, err := strconv.Atoi(args[0])
 		if err != nil {
