@@ -8,7 +8,10 @@
 #            any syscall tracepoint), and an open capture; interleaved
 #            rounds, medians (BenchmarkSyscall in internal/capture).
 # fixed      wall time of `vigil record -- true` against `true`,
-#            interleaved, RUNS each: median and interquartile range.
+#            interleaved, RUNS each: median and interquartile range; the
+#            working tree's vigil both loading its programs for each run
+#            and taking a resident set (vigil resident load, pinned in a
+#            BPF file system mounted for the script and unmounted after).
 # scale      OPENS opens (vigil agent --kernel-events OPENS/2) at
 #            concurrency 16 under vigil record with the default ring:
 #            opens captured, drops, events/s; record's peak RSS and
@@ -45,6 +48,7 @@ FILES=${FILES:-100000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/perf-capture.XXXXXX")
 cleanup() {
+	if mountpoint -q "$work/bpf" 2>/dev/null; then umount "$work/bpf"; fi
 	if [[ -n ${BEFORE:-} && -d $work/before-src ]]; then
 		git -C "$root" worktree remove --force "$work/before-src" >/dev/null 2>&1 || true
 	fi
@@ -99,31 +103,49 @@ bystander() {
 	done
 }
 
+# record V ARGS...: vigil record of variant V; after-resident is the
+# working tree's vigil taking the resident set, after loads its programs.
+record() {
+	local v=$1
+	shift
+	case $v in
+	after-resident) "$work/vigil-after" record --programs resident --resident-dir "$work/bpf/vigil" "$@" ;;
+	after) "$work/vigil-after" record --programs load "$@" ;;
+	*) "$work/vigil-$v" record "$@" ;;
+	esac
+}
+
 fixed() {
+	mkdir -p "$work/bpf"
+	mount -t bpf bpf "$work/bpf"
+	"$work/vigil-after" resident load --resident-dir "$work/bpf/vigil"
+	local fv=("${variants[@]}" after-resident)
 	echo "== fixed: wall time per run, $RUNS interleaved runs each"
 	: >"$work/fixed-true"
-	for v in "${variants[@]}"; do : >"$work/fixed-$v"; done
+	for v in "${fv[@]}"; do : >"$work/fixed-$v"; done
 	for i in $(seq "$RUNS"); do
 		t0=$(now_ms); true; /bin/true; t1=$(now_ms)
 		echo "$t1 - $t0" | bc >>"$work/fixed-true"
-		for v in "${variants[@]}"; do
+		for v in "${fv[@]}"; do
 			t0=$(now_ms)
-			"$work/vigil-$v" record -q --archive "$work/fixed.vgl" -- /bin/true
+			record "$v" -q --archive "$work/fixed.vgl" -- /bin/true
 			t1=$(now_ms)
 			echo "$t1 - $t0" | bc >>"$work/fixed-$v"
 		done
 	done
 	stats "true" "$work/fixed-true"
-	for v in "${variants[@]}"; do
+	for v in "${fv[@]}"; do
 		stats "record-$v" "$work/fixed-$v"
 		# Per-iteration difference: the timing overhead of the shell cancels.
 		paste "$work/fixed-$v" "$work/fixed-true" | awk '{print $1 - $2}' >"$work/added-$v"
 		stats "added-$v" "$work/added-$v"
 	done
-	for v in "${variants[@]}"; do
-		"$work/vigil-$v" record -q --archive "$work/fixed.vgl" --phase-log "$work/ph.json" -- /bin/true
+	for v in "${fv[@]}"; do
+		record "$v" -q --archive "$work/fixed.vgl" --phase-log "$work/ph.json" -- /bin/true
 		echo "phases ($v): $(tr -d ' \n' <"$work/ph.json" | grep -o '"phases_ms":{[^}]*}')"
 	done
+	"$work/vigil-after" resident unload --resident-dir "$work/bpf/vigil" >/dev/null
+	umount "$work/bpf"
 }
 
 # agent V OPENS CONC [RING]: one scale run; prints events/s, opens
