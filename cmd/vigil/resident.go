@@ -27,15 +27,22 @@ is attached between records: tasks outside a record pay nothing for a set.
   load     load this binary's set for --ring-size and pin it in --resident-dir
            (mounting a BPF file system on /sys/fs/bpf when none is)
   status   list the sets there: whether this binary made it, whether a
-           record holds it now, its programs
-  unload   unpin every set there (one a record holds stays until it ends)
+           record holds it now (its programs attached), its programs
+  unload   unpin every set there; one a record holds is left (unload again
+           once it ends). Nothing else in the directory is touched
 
-One record at a time holds a set (an exclusive lock on its directory); a
-record that finds it held, or made by another vigil build, loads its own
+A set is this binary's: another vigil build (or one that fills in other
+syscall tables) has a set of another name, and never takes this one. One
+record at a time holds a set (an exclusive lock on its directory, released
+once its programs are detached); a record that finds it held loads its own
 programs, and run.json's capture_programs says which happened and why. A
 record resets what the programs keep for a session before it attaches them,
-discards (and counts) records an earlier holder killed mid-run left in the
-ring, and tells an earlier session's tasks still alive from its own.
+discards (and counts) records a holder killed mid-run left in the ring,
+tells an earlier session's tasks still alive from its own, and refuses a
+record begun for an earlier session.
+
+A set keeps its ring buffer (8 MiB by default) and programs in kernel
+memory until it is unloaded or the host reboots.
 
 A set is trusted as the vigil binary is: whoever can write to the BPF file
 system (root) could replace it, as they could replace vigil.`,

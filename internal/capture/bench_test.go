@@ -284,7 +284,7 @@ func BenchmarkDecode(b *testing.B) {
 	buf := make([]uint64, (len(raw)+7)/8)
 	rec := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(raw))
 	copy(rec, raw)
-	s := newReaderState(DefaultRingSize, func([]wire.Kernel) {})
+	s := newReaderState(DefaultRingSize, func([]wire.Kernel) {}, 0)
 	seqAt := int(unsafe.Offsetof(vigilBPFVigilHdr{}.Seq))
 	var seq uint64
 	b.ReportAllocs()

@@ -89,6 +89,8 @@ type Capture struct {
 	finishMu   sync.Mutex
 	finished   bool
 	sink       func([]wire.Kernel)
+	// gen is the session's generation (struct vigil_session).
+	gen uint32
 	// missBase is each program's recursion misses when the capture took
 	// it: a resident program's count goes on from session to session.
 	missBase map[string]uint64
@@ -102,6 +104,9 @@ type objects struct {
 	programs map[string]*ebpf.Program
 	session  sessionState
 	close    func()
+	// release, for a resident set, lets the next capture take it once
+	// this one has read its last counter; close releases it too.
+	release func()
 }
 
 // probe is one program and the BTF tracepoint (tp_btf) it attaches to.
@@ -232,7 +237,7 @@ func Open(cfg Config) (c *Capture, err error) {
 		}
 	}
 	c.sink = cfg.Sink
-	c.st = newReaderState(int(size), cfg.Sink)
+	c.st = newReaderState(int(size), cfg.Sink, c.gen)
 	go c.st.run(c.rd)
 
 	// The fork probe goes first and the others follow in table order, so
@@ -317,10 +322,7 @@ func collectionObjects(coll *ebpf.Collection) (objects, error) {
 }
 
 func (r *residentObjects) objects() objects {
-	o := objects{events: r.events, counters: r.counters, programs: r.programs, close: r.close}
-	// Checked when the set was taken.
-	o.session, _ = newSessionState(r.session)
-	return o
+	return objects{events: r.events, counters: r.counters, programs: r.programs, session: r.state, close: r.close, release: r.release}
 }
 
 // startSession resets what the programs keep for a session, before any is
@@ -332,7 +334,8 @@ func (c *Capture) startSession() error {
 	if err != nil {
 		return fmt.Errorf("read session state: %w", err)
 	}
-	if err := c.objs.session.start(c.cgroupID, nextGen(g)); err != nil {
+	c.gen = nextGen(g)
+	if err := c.objs.session.start(c.cgroupID, c.gen); err != nil {
 		return fmt.Errorf("reset session state: %w", err)
 	}
 	if c.source.Resident {

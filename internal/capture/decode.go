@@ -36,6 +36,9 @@ const (
 // and the per-kind payloads are carved out of slabs. Everything it hands
 // out stays valid and is never written again.
 type decoder struct {
+	// gen is the session's generation (its low 16 bits, as records
+	// carry it): a record of another session is refused.
+	gen     uint16
 	arena   []byte
 	aligned []uint64 // for a record that arrives unaligned
 	comms   map[string]wire.Bytes
@@ -133,6 +136,9 @@ func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (fault bool, err error) 
 		b = a
 	}
 	r := record{hdr: (*vigilBPFVigilHdr)(unsafe.Pointer(&b[0])), body: unsafe.Pointer(&b[recHdrSize])}
+	if r.hdr.Gen != d.gen {
+		return false, fmt.Errorf("record %d is of another session (generation %d, this one's is %d)", r.hdr.Seq, r.hdr.Gen, d.gen)
+	}
 	kind, ok := kindOf(r.hdr.Kind)
 	if !ok {
 		return false, fmt.Errorf("record has unknown kind %d", r.hdr.Kind)

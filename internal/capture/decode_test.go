@@ -131,6 +131,9 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		"unknown hook": func() []byte { b := bytes.Clone(good); b[33] = 200; return b }(),
 		"extra bytes":  append(bytes.Clone(good), 'x'),
 		"short string": func() []byte { b := bytes.Clone(good); b[40] = 5; return b }(),
+		// A program of an ended session emitting into a resident set's
+		// ring as the next session began (bytes 34-35: hdr.gen).
+		"another session": func() []byte { b := bytes.Clone(good); b[34] = 7; return b }(),
 	}
 	for name, b := range cases {
 		var d decoder

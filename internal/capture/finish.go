@@ -148,6 +148,16 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 			res.DrainDetail = fmt.Sprintf("kernel sequence counter is %d but %d records were read", next, res.Records)
 		}
 	}
+	if release := c.objs.release; release != nil {
+		// Nothing of the set is read any more: once the programs are
+		// detached the next capture may take it, while this one's caller
+		// writes its archive.
+		detached := c.detached
+		go func() {
+			<-detached
+			release()
+		}()
+	}
 	return res, nil
 }
 

@@ -60,8 +60,9 @@ type drainOutcome struct {
 
 // newReaderState reads for a ring of ringSize bytes and passes the events
 // on, in seq order, to sink (nil: they are kept for Finish).
-func newReaderState(ringSize int, sink func([]wire.Kernel)) *readerState {
+func newReaderState(ringSize int, sink func([]wire.Kernel), gen uint32) *readerState {
 	s := &readerState{
+		dec:      decoder{gen: uint16(gen)},
 		finishCh: make(chan drainRequest, 1),
 		done:     make(chan struct{}),
 		outcome:  drainOutcome{detail: "reader stopped before the drain was requested"},

@@ -17,7 +17,7 @@ import (
 // arenas and slabs, and a malformed record in the middle must leave no
 // event behind.
 func TestReaderReusesNothingVisible(t *testing.T) {
-	s := newReaderState(DefaultRingSize, nil)
+	s := newReaderState(DefaultRingSize, nil, 0)
 	buf := make([]byte, 0, 8192)
 	const n = 5000
 	for i := range n {

@@ -4,6 +4,7 @@ package capture
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -99,13 +101,65 @@ func ResidentSetName(n int) (string, error) {
 	return setName(size), nil
 }
 
+// setName names the set of this binary for a ring of size bytes: a hash
+// of everything that decides what the pinned programs do (loaderIdentity)
+// and the ring size, which the name also says.
 func setName(size uint32) string {
 	h := sha256.New()
-	h.Write(_VigilBPFBytes)
+	h.Write(loaderIdentity())
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], size)
 	h.Write(b[:])
 	return fmt.Sprintf("%s-%s", hex.EncodeToString(h.Sum(nil)[:8]), sizeName(size))
+}
+
+// isSetName reports whether name is a set's (16 lowercase hex digits, a
+// dash, a ring size); anything else in a resident directory is not
+// vigil's, and is left alone.
+func isSetName(name string) bool {
+	hash, size, ok := strings.Cut(name, "-")
+	if !ok || len(hash) != 16 || strings.Trim(hash, "0123456789abcdef") != "" {
+		return false
+	}
+	size = strings.TrimSuffix(strings.TrimSuffix(size, "KiB"), "MiB")
+	return size != "" && strings.Trim(size, "0123456789") == ""
+}
+
+// loaderIdentity is what a set's programs depend on besides the ring
+// size: the BPF object, what the loader fills in (the syscall tables, the
+// wakeup threshold) and, standing for the loader code itself (the CO-RE
+// projection, cilium/ebpf), the Go build ID of the running binary. A vigil
+// that differs in any of them never takes the set.
+var loaderIdentity = sync.OnceValue(func() []byte {
+	return identityOf(_VigilBPFBytes, syscallTable, compatCalls(), wakeupFraction, goBuildID())
+})
+
+func identityOf(object []byte, native, compat map[int]sysdesc, wakeup int, buildID string) []byte {
+	h := sha256.New()
+	h.Write(object)
+	// fmt prints maps sorted by key.
+	fmt.Fprintf(h, "\x00%v\x00%v\x00%d\x00%s", native, compat, wakeup, buildID)
+	return h.Sum(nil)
+}
+
+// goBuildID reads the Go build ID of the running binary, or "" when it
+// cannot.
+func goBuildID() string {
+	f, err := elf.Open("/proc/self/exe")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sec := f.Section(".note.go.buildid")
+	if sec == nil {
+		return ""
+	}
+	data, err := sec.Data()
+	// A note: name size, description size, type, "Go\x00\x00", the ID.
+	if err != nil || len(data) < 16 {
+		return ""
+	}
+	return string(data[16:])
 }
 
 // sizeName is the ring size as the set name carries it, e.g. 8MiB.
@@ -125,7 +179,8 @@ type ResidentSet struct {
 	Dir  string
 	// Current is true when the set was made from this binary's programs.
 	Current bool
-	// Busy is true when a capture (or a loader) holds the set now.
+	// Busy is true when the set's programs are attached now: a capture
+	// holds it.
 	Busy bool
 	// Programs lists the pinned programs.
 	Programs []string
@@ -146,6 +201,12 @@ func isBPFFS(dir string) (bool, error) {
 // sets. When dir is under /sys/fs/bpf and nothing is mounted there, a BPF
 // file system is mounted, as systemd does on most hosts.
 func prepareResidentDir(dir string) error {
+	if on, err := isBPFFS(dir); err == nil && on {
+		return nil // there already, or a BPF file system's root
+	}
+	if strings.Contains(filepath.Base(dir), ".") {
+		return fmt.Errorf("resident directory %s: a BPF file system refuses names with a dot", dir)
+	}
 	parent := filepath.Dir(dir)
 	on, err := isBPFFS(parent)
 	if err != nil {
@@ -167,7 +228,9 @@ func prepareResidentDir(dir string) error {
 }
 
 // lockDir opens dir and takes an exclusive flock on it without waiting.
-// busy is true when another process holds it.
+// busy is true when another process holds it. Only captures, loaders and
+// unload take it; status looks at links instead, so that it never makes
+// a capture fall back.
 func lockDir(dir string) (f *os.File, busy bool, err error) {
 	f, err = os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -210,11 +273,19 @@ func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) 
 	}
 
 	// Pinned in a directory of its own, renamed into place once complete:
-	// a set is whole or absent, however the loader ends.
+	// a set is whole or absent, however the loader ends. The loader
+	// holds the directory's lock while it works: a directory whose lock
+	// can be taken is a dead loader's (removeDeadLoaders).
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", loadingDir, os.Getpid(), name))
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return ResidentSet{}, false, fmt.Errorf("capture: resident set: %w", err)
 	}
+	lock, _, err := lockDir(tmp)
+	if err != nil || lock == nil {
+		os.RemoveAll(tmp)
+		return ResidentSet{}, false, fmt.Errorf("capture: resident set: lock %s: %v", tmp, err)
+	}
+	defer lock.Close()
 	defer func() {
 		if err != nil {
 			os.RemoveAll(tmp)
@@ -255,23 +326,41 @@ func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) 
 }
 
 // removeDeadLoaders removes the directories of loaders that died before
-// their set was complete.
+// their set was complete: a live loader holds its directory's lock.
 func removeDeadLoaders(dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), loadingDir)
-		if !ok {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), loadingDir) {
 			continue
 		}
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if unix.Kill(pid, 0) == unix.ESRCH {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
+		p := filepath.Join(dir, e.Name())
+		if lock, busy, err := lockDir(p); err == nil && !busy {
+			removePins(p)
+			lock.Close()
 		}
 	}
+}
+
+// removePins unpins what a set's directory (or a loader's) holds and
+// removes it. Anything there that a set does not hold is left, and so is
+// the directory then.
+func removePins(p string) error {
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasPrefix(n, "map_") || strings.HasPrefix(n, pinProg)) {
+			return fmt.Errorf("%s holds %s, which is not a resident set's; left as it is", p, n)
+		}
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(p, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.Remove(p)
 }
 
 // describeSet reads what dir/name holds.
@@ -289,17 +378,26 @@ func describeSet(dir, name string) (ResidentSet, error) {
 	if err != nil {
 		return ResidentSet{}, err
 	}
+	progs := map[string]*ebpf.Program{}
+	defer func() {
+		for _, prog := range progs {
+			prog.Close()
+		}
+	}()
 	for _, e := range ents {
-		if prog, ok := strings.CutPrefix(e.Name(), pinProg); ok {
-			s.Programs = append(s.Programs, prog)
+		name, ok := strings.CutPrefix(e.Name(), pinProg)
+		if !ok {
+			continue
+		}
+		s.Programs = append(s.Programs, name)
+		if prog, err := ebpf.LoadPinnedProgram(filepath.Join(p, e.Name()), nil); err == nil {
+			progs[name] = prog
 		}
 	}
 	slices.Sort(s.Programs)
-	f, busy, err := lockDir(p)
-	if err == nil && f != nil {
-		f.Close()
-	}
-	s.Busy = busy
+	var ids map[ebpf.ProgramID]string
+	attached, err := attachedTo(progs, &ids)
+	s.Busy = err == nil && attached != ""
 	return s, nil
 }
 
@@ -339,7 +437,7 @@ func ListResident(dir string) ([]ResidentSet, error) {
 	}
 	var out []ResidentSet
 	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), loadingDir) {
+		if !e.IsDir() || !isSetName(e.Name()) {
 			continue
 		}
 		s, err := describeSet(dir, e.Name())
@@ -352,8 +450,9 @@ func ListResident(dir string) ([]ResidentSet, error) {
 }
 
 // UnloadResident unpins every set in dir (DefaultResidentDir when empty)
-// and removes dir. A set a capture holds is left, and named in the error;
-// its programs are freed once unpinned and no capture holds them.
+// and removes dir once empty. What is there besides sets is left alone. A
+// set a capture holds is left, and named in the error: unload it again
+// once the capture ends. Its programs stay until no capture holds them.
 func UnloadResident(dir string) (removed []string, err error) {
 	if dir == "" {
 		dir = DefaultResidentDir
@@ -368,7 +467,7 @@ func UnloadResident(dir string) (removed []string, err error) {
 	removeDeadLoaders(dir)
 	var busy []string
 	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), loadingDir) {
+		if !e.IsDir() || !isSetName(e.Name()) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
@@ -380,7 +479,7 @@ func UnloadResident(dir string) (removed []string, err error) {
 			busy = append(busy, e.Name())
 			continue
 		}
-		err = os.RemoveAll(p)
+		err = removePins(p)
 		f.Close()
 		if err != nil {
 			return removed, fmt.Errorf("capture: unpin %s: %w", e.Name(), err)
@@ -388,9 +487,9 @@ func UnloadResident(dir string) (removed []string, err error) {
 		removed = append(removed, e.Name())
 	}
 	if len(busy) > 0 {
-		return removed, fmt.Errorf("capture: resident set %s is held by a running capture; unload it once that ends", strings.Join(busy, ", "))
+		return removed, fmt.Errorf("capture: resident set %s is held by a running capture; unload again once it ends", strings.Join(busy, ", "))
 	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTEMPTY) {
+	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EBUSY) {
 		return removed, fmt.Errorf("capture: resident directory: %w", err)
 	}
 	return removed, nil
@@ -414,10 +513,21 @@ func residentPresent(cfg Config) bool {
 // residentObjects is a resident set taken by one capture.
 type residentObjects struct {
 	lock     *os.File
+	unlock   sync.Once
 	events   *ebpf.Map
 	counters *ebpf.Map
 	session  *ebpf.Map
+	state    sessionState
 	programs map[string]*ebpf.Program
+}
+
+// release lets the next capture take the set; the objects stay open.
+func (r *residentObjects) release() {
+	r.unlock.Do(func() {
+		if r.lock != nil {
+			r.lock.Close() // releases the flock
+		}
+	})
 }
 
 func (r *residentObjects) close() {
@@ -429,9 +539,7 @@ func (r *residentObjects) close() {
 			m.Close()
 		}
 	}
-	if r.lock != nil {
-		r.lock.Close() // releases the flock
-	}
+	r.release()
 }
 
 // takeResident takes this binary's set for a ring of size bytes in dir.
@@ -453,7 +561,7 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 		return nil, fmt.Errorf("resident set %s: %w", name, err)
 	}
 	if busy {
-		return nil, fmt.Errorf("resident set %s is held by another capture", name)
+		return nil, fmt.Errorf("resident set %s is held by another capture (or being unloaded)", name)
 	}
 	taken := &residentObjects{lock: lock, programs: map[string]*ebpf.Program{}}
 	defer func() {
@@ -467,8 +575,16 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 			return nil, fmt.Errorf("resident set %s: %s: %w", name, pin, err)
 		}
 	}
-	if taken.events.MaxEntries() != size {
-		return nil, fmt.Errorf("resident set %s: ring is %d bytes, not %d", name, taken.events.MaxEntries(), size)
+	// A set whose maps are not what this binary pins (one replaced by
+	// hand) is refused, never used.
+	if taken.events.Type() != ebpf.RingBuf || taken.events.MaxEntries() != size {
+		return nil, fmt.Errorf("resident set %s: %s is not a ring buffer of %d bytes", name, pinEvents, size)
+	}
+	if n := uint32(vigilBPFVigilCounterClassVIGIL_NCLASSES) * uint32(numKinds); taken.counters.Type() != ebpf.PerCPUArray || taken.counters.MaxEntries() != n {
+		return nil, fmt.Errorf("resident set %s: %s is not a per-CPU array of %d counters", name, pinCounters, n)
+	}
+	if taken.state, err = newSessionState(taken.session); err != nil {
+		return nil, fmt.Errorf("resident set %s: %s: %w", name, pinSession, err)
 	}
 	for _, pr := range probeTable {
 		prog, err := ebpf.LoadPinnedProgram(filepath.Join(p, pinProg+pr.prog), ro)

@@ -4,6 +4,7 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -232,6 +233,151 @@ func TestResidentAttachedElsewhereNotTaken(t *testing.T) {
 	c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir})
 	if !c.Programs().Resident {
 		t.Fatal("set not taken once the other link was gone")
+	}
+}
+
+// What a set's programs do depends on more than the object: the syscall
+// tables the loader fills in, the wakeup threshold and the loader itself
+// (the binary's build ID). A change in any of them is another set.
+func TestResidentIdentity(t *testing.T) {
+	if goBuildID() == "" {
+		t.Fatal("no Go build ID read from /proc/self/exe")
+	}
+	base := identityOf([]byte("obj"), syscallTable, compatCalls(), 8, "id")
+	other := map[int]sysdesc{}
+	for k, v := range syscallTable {
+		other[k] = v
+	}
+	for k := range other {
+		delete(other, k)
+		break
+	}
+	for name, id := range map[string][]byte{
+		"object":        identityOf([]byte("obj2"), syscallTable, compatCalls(), 8, "id"),
+		"syscall table": identityOf([]byte("obj"), other, compatCalls(), 8, "id"),
+		"compat table":  identityOf([]byte("obj"), syscallTable, map[int]sysdesc{1: {}}, 8, "id"),
+		"wakeup":        identityOf([]byte("obj"), syscallTable, compatCalls(), 4, "id"),
+		"build ID":      identityOf([]byte("obj"), syscallTable, compatCalls(), 8, "id2"),
+	} {
+		if bytes.Equal(id, base) {
+			t.Errorf("a different %s gives the same set", name)
+		}
+	}
+	if !bytes.Equal(base, identityOf([]byte("obj"), syscallTable, compatCalls(), 8, "id")) {
+		t.Error("the same inputs give another set")
+	}
+}
+
+func TestIsSetName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a880b74affec5b4e-8MiB": true, "a880b74affec5b4e-1024KiB": true, "a880b74affec5b4e-4096": true,
+		"a880b74affec5b4e-": false, "a880b74affec5b4e": false, "A880b74affec5b4e-8MiB": false,
+		"a880b74affec5b4-8MiB": false, "a880b74affec5b4e-8GiB": false, "tc": false, "loading-1-a880b74affec5b4e-8MiB": false,
+	} {
+		if isSetName(name) != want {
+			t.Errorf("isSetName(%q) = %v", name, !want)
+		}
+	}
+}
+
+// Unload removes sets and nothing else a resident directory holds (here
+// another tool's pins), and list shows sets only. A dead loader's
+// half-made set goes; a live loader's stays.
+func TestResidentUnloadLeavesOthersAlone(t *testing.T) {
+	dir := residentDir(t)
+	set := loadResident(t, dir, 0)
+	foreign := filepath.Join(dir, "tc", "globals")
+	if err := os.MkdirAll(foreign, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A map has one pin at a time (pinning it again moves it): one each.
+	pinMap := func(at string) {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if err := m.Pin(at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pinMap(filepath.Join(foreign, "x"))
+	dead := filepath.Join(dir, loadingDir+"1-"+set.Name)
+	live := filepath.Join(dir, loadingDir+"2-"+set.Name)
+	for _, d := range []string{dead, live} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		pinMap(filepath.Join(d, pinEvents))
+	}
+	lock, _, err := lockDir(live)
+	if err != nil || lock == nil {
+		t.Fatalf("lock %s: %v", live, err)
+	}
+	sets, err := ListResident(dir)
+	if err != nil || len(sets) != 1 || sets[0].Name != set.Name {
+		t.Fatalf("list: %+v, %v", sets, err)
+	}
+	removed, err := UnloadResident(dir)
+	if err != nil || len(removed) != 1 || removed[0] != set.Name {
+		t.Fatalf("unload: %v, %v", removed, err)
+	}
+	for p, want := range map[string]bool{filepath.Join(foreign, "x"): true, dead: false, live: true, set.Dir: false} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: there %v after unload, want %v", p, err == nil, want)
+		}
+	}
+	lock.Close()
+	if _, err := UnloadResident(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(live); err == nil {
+		t.Error("a dead loader's directory stayed")
+	}
+}
+
+// A set whose session map was replaced (not memory-mapped) is refused,
+// and the capture loads its own programs: no panic, the reason said.
+func TestResidentBadSessionMapRefused(t *testing.T) {
+	dir := residentDir(t)
+	set := loadResident(t, dir, 0)
+	pin := filepath.Join(set.Dir, pinSession)
+	if err := os.Remove(pin); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 32, MaxEntries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Pin(pin); err != nil {
+		t.Fatal(err)
+	}
+	c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentAuto, ResidentDir: dir})
+	if src := c.Programs(); src.Resident || !strings.Contains(src.Fallback, pinSession) {
+		t.Fatalf("programs %+v, want loaded with a fallback naming %s", src, pinSession)
+	}
+}
+
+// A finished capture lets the next one take the set while its caller
+// still writes its archive (before Close).
+func TestResidentReleasedAtFinish(t *testing.T) {
+	dir := residentDir(t)
+	loadResident(t, dir, 0)
+	cg := testCgroup(t)
+	first := openCaptureWith(t, Config{CgroupPath: cg, Resident: ResidentRequire, ResidentDir: dir})
+	finish(t, first, cg)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := Open(Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir})
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("set not released after Finish: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

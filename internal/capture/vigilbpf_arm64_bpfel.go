@@ -73,7 +73,7 @@ type vigilBPFVigilHdr struct {
 	Tid      uint32
 	Kind     uint8
 	Hook     uint8
-	Pad      uint16
+	Gen      uint16
 	Flags    uint32
 	Len      [4]uint16
 	Comm     [16]int8

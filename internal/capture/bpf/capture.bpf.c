@@ -204,6 +204,7 @@ static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook)
 	s->hdr.tid = (__u32)id;
 	s->hdr.kind = kind;
 	s->hdr.hook = hook;
+	s->hdr.gen = session.gen;
 	s->hdr.flags = 0;
 	s->hdr.len[0] = 0;
 	s->hdr.len[1] = 0;
@@ -256,6 +257,14 @@ static __always_inline void emit(struct slot *sl, __u32 kind)
 	if (n > VIGIL_DATA_MAX)
 		n = VIGIL_DATA_MAX;
 
+	if (s->hdr.gen != (__u16)session.gen) {
+		/* Begun for a session that has ended (a resident set taken by
+		 * another capture meanwhile): neither emitted nor counted in the
+		 * new one. The reader refuses a record that passed this check
+		 * as the session changed. */
+		release(sl);
+		return;
+	}
 	if (session.closed) {
 		count(VIGIL_C_LATE, kind);
 		release(sl);

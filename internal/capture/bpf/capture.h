@@ -163,7 +163,7 @@ struct vigil_hdr {
 	__u32 tid;
 	__u8 kind;
 	__u8 hook;
-	__u16 _pad;
+	__u16 gen; /* the low bits of the session's generation at begin */
 	__u32 flags;
 	__u16 len[VIGIL_NSTR]; /* bytes of each string, in order */
 	char comm[16];
