@@ -232,7 +232,7 @@ func derivedSurface(files []file, kernel []wire.Kernel) (evidence.CapabilitySurf
 // d, whose paths may be in a scratch file, as the entry's text f may be:
 // the canonical encoding of what d derives is hashed as it is made, a
 // path at a time, and compared with the entry's hash. On a match, the
-// surface is returned without its path lists (d gives them). The error
+// surface is returned without its lists (d gives them). The error
 // is a failure to read d's scratch store back, not a defect of the
 // archive.
 func digestSurface(files []file, f file, d *evidence.Digest) (evidence.CapabilitySurface, bool, error) {

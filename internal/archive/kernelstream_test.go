@@ -315,3 +315,69 @@ func TestSpillingStreamLeavesNoWorkers(t *testing.T) {
 		t.Fatalf("%s holds %d names", dir, len(ents))
 	}
 }
+
+// Renames and endpoints spill as paths do: a layer with thousands of
+// distinct ones (names with NUL, 0xff and non-UTF-8 bytes among them),
+// spilled a few dozen at a time, makes the in-memory archive byte for
+// byte, and vigil verify's way of reading it derives the same surface.
+func TestRenamesAndEndpointsSpilledInArchive(t *testing.T) {
+	var extra []wire.Kernel
+	odd := []string{"", "\x00", "\xff", "a\x00\xffb", "é", "\xc3"}
+	for i := range 3000 {
+		from := wire.Bytes(fmt.Sprintf("/tmp/x%s-%d", odd[i%len(odd)], i%1700))
+		to := wire.Bytes(fmt.Sprintf("/data/y-%d%s", i%900, odd[(i/7)%len(odd)]))
+		extra = append(extra, wire.Kernel{Kind: wire.KindRename, FileOp: &wire.FileOp{Syscall: "rename",
+			Name: &wire.Name{Requested: from}, NewName: &wire.Name{Requested: to}}})
+		kind, syscall := wire.KindSend, "sendto"
+		if i%3 == 1 {
+			kind, syscall = wire.KindConnect, "connect"
+		}
+		if i%3 == 2 {
+			kind, syscall = wire.KindBind, "bind"
+		}
+		family := []string{"inet", "inet6", "unix"}[i%3]
+		extra = append(extra, wire.Kernel{Kind: kind, Net: &wire.Net{Fd: 3, Family: family,
+			Addr: wire.Bytes(fmt.Sprintf("10.%d.%d%s", i%251, i%17, odd[i%len(odd)])), Port: uint16(i * 37),
+			AddrFrom: "caller", SockType: "dgram", Syscall: syscall}})
+	}
+	b := evidencetest.WithExtra(200, 3, "", extra...)
+	dir := t.TempDir()
+	want := filepath.Join(dir, "memory.tar.gz")
+	if err := Write(want, b); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := newKernelStreamSpilling(dir, evidence.SpillLimits{Paths: 40, Runs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, layer := streamedWith(t, b, rand.New(rand.NewPCG(11, 12)), ks)
+	if st := layer.Digest().Spilled(); st.PathRuns == 0 || st.Merges == 0 || st.Err != nil {
+		t.Fatalf("spilled %+v, want runs and merges", st)
+	}
+	got := filepath.Join(dir, "streamed.tar.gz")
+	if err := WriteStreamed(got, sb, layer, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := layer.Release(); err != nil {
+		t.Fatal(err)
+	}
+	sameArchive(t, got, want, "renames and endpoints spilled")
+	held, err := Open(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(held.Bundle.Surface.FilesRenamed) < 1000 || len(held.Bundle.Surface.NetworkSent) < 500 || len(held.Bundle.Surface.NetworkLocal) < 500 {
+		t.Fatalf("surface lists %d renames, %d sent, %d local", len(held.Bundle.Surface.FilesRenamed), len(held.Bundle.Surface.NetworkSent), len(held.Bundle.Surface.NetworkLocal))
+	}
+	folded, err := OpenDigest(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folded.Close()
+	if folded.Bundle.Surface.FilesRenamed != nil || folded.Bundle.Surface.Network != nil {
+		t.Fatal("OpenDigest's surface holds its renames and endpoints")
+	}
+	if !reflect.DeepEqual(surfaceWithPaths(t, folded.Bundle), held.Bundle.Surface) {
+		t.Fatal("OpenDigest's surface differs from Open's")
+	}
+}

@@ -33,7 +33,7 @@ type Archive struct {
 }
 
 // Close releases what the archive keeps on disk (OpenDigest's scratch
-// file): the bundle's surface path lists (Bundle.SurfacePathSource) may not be
+// file): the bundle's surface lists (Bundle.SurfacePathSource) may not be
 // read after. It is a no-op for an archive from Open.
 func (a *Archive) Close() error {
 	err := a.scratch.Close()

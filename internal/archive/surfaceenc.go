@@ -25,7 +25,7 @@ const surfaceChunk = 64 << 10
 // the first time, which can cost more than the encoding. Writing and
 // reading an archive both go through it.
 //
-// With paths set, s's path lists are ignored (a streamed bundle's are
+// With paths set, s's lists are ignored (a streamed bundle's are
 // nil) and paths gives them, one path at a time, from wherever it holds
 // them: then the text is never held whole, nor are its paths. An error
 // paths returns ends the encoding.
@@ -52,7 +52,7 @@ type surfaceEncoder struct {
 	b     []byte
 	emit  func([]byte) []byte
 	chunk int
-	paths *evidence.Digest // the path lists' source, when not the surface
+	paths *evidence.Digest // the lists' source, when not the surface
 	err   error
 }
 
@@ -218,7 +218,7 @@ func (e *surfaceEncoder) list(isNil bool, n int, item func(b []byte, i int) []by
 // writeSurface writes the capability surface's entry to sw without ever
 // holding its text whole: a first pass counts its bytes (the tar header
 // comes first), a second hands it over chunk by chunk in buffers reused
-// once compressed. With paths (a streamed bundle's digest) the path lists
+// once compressed. With paths (a streamed bundle's digest) the lists
 // come from it, read twice. It returns the manifest entry.
 func writeSurface(sw *segmentWriter, s *evidence.CapabilitySurface, paths *evidence.Digest) (ManifestEntry, error) {
 	var size int64

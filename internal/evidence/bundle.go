@@ -22,28 +22,32 @@ type Bundle struct {
 	// of an archive folded as it was read: Kernel is then empty, and
 	// Check takes what the layer derives from the digest of the events.
 	Streamed *Digest `json:"-"`
-	// pathsStreamed says Surface's path lists are nil because Streamed
-	// gives them (AssembleStreamed, SetSurfacePathSource): see
-	// SurfacePathSource.
+	// pathsStreamed says Surface's lists (paths, renames, endpoints)
+	// are nil because Streamed gives them (AssembleStreamed,
+	// SetSurfacePathSource): see SurfacePathSource.
 	pathsStreamed bool
 }
 
 // SetSurfacePathSource makes d, the digest of b's kernel layer, the
-// source of b's surface path lists (SurfacePathSource) and b.Streamed,
-// and drops the lists b holds: for a reader that has established that
-// the archive's surface is exactly what d derives, so that it need not
-// hold the paths.
+// source of b's surface lists (SurfacePathSource) and b.Streamed, and
+// drops the lists b holds: for a reader that has established that the
+// archive's surface is exactly what d derives, so that it need not hold
+// the paths, renames and endpoints.
 func (b *Bundle) SetSurfacePathSource(d *Digest) {
 	for _, l := range b.Surface.pathFields() {
 		*l = nil
 	}
+	for _, l := range b.Surface.endpointFields() {
+		*l = nil
+	}
+	b.Surface.FilesRenamed = nil
 	b.Streamed, b.pathsStreamed = d, true
 }
 
-// SurfacePathSource is the digest that gives the surface's path lists
-// (EachSurfacePath) when Surface leaves them out, as AssembleStreamed
-// does so that a recording never holds them all; nil when Surface has
-// them.
+// SurfacePathSource is the digest that gives the surface's lists
+// (EachSurfacePath, EachSurfaceRename, EachSurfaceEndpoint) when Surface
+// leaves them out, as AssembleStreamed does so that a recording never
+// holds them all; nil when Surface has them.
 func (b *Bundle) SurfacePathSource() *Digest {
 	if b.pathsStreamed {
 		return b.Streamed
@@ -79,7 +83,7 @@ func Assemble(run wire.Run, kernel []wire.Kernel, sdk []wire.SDK, in HealthInput
 
 // AssembleStreamed is Assemble for a kernel layer already written as it
 // arrived: d is the digest of exactly the events written, in order. The
-// bundle's Kernel is empty, its surface's path lists nil, and Streamed
+// bundle's Kernel is empty, its surface's lists nil, and Streamed
 // is d. The error is a failure to read back what d's scratch store
 // holds.
 func AssembleStreamed(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput) (*Bundle, error) {

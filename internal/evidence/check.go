@@ -85,7 +85,7 @@ func check(b *Bundle, surface bool) error {
 		var f string
 		switch {
 		case b.SurfacePathSource() != nil:
-			// The path lists are the digest's own (EachSurfacePath):
+			// The lists are the digest's own (EachSurfacePath, ...):
 			// there is nothing to compare them with.
 			if b.Surface.hasLists() {
 				return entryErr(EntrySurface, "lists of its own besides its digest's")
@@ -255,17 +255,23 @@ func firstSurfaceDiff(d *Digest, s *CapabilitySurface, id string) (string, error
 		var err error
 		switch f := w.Field(i).Addr().Interface().(type) {
 		case *[]wire.Bytes:
-			l := slices.Index(lists[:], f)
-			same, err = sameAsStored(*f, func(emit func(wire.Bytes) error) error {
-				return d.EachSurfacePath(PathList(l), emit)
-			}, func(a, b wire.Bytes) bool { return a == b })
+			if l := slices.Index(lists[:], f); l >= 0 {
+				same, err = sameAsStored(*f, func(emit func(wire.Bytes) error) error {
+					return d.EachSurfacePath(PathList(l), emit)
+				}, func(a, b wire.Bytes) bool { return a == b })
+				break
+			}
+			same = sameJSON(v.Field(i).Interface(), w.Field(i).Interface())
 		case *[]Rename:
 			same, err = sameAsStored(*f, d.EachSurfaceRename, func(a, b Rename) bool { return a == b })
 		case *[]Endpoint:
-			l := slices.Index(eps[:], f)
-			same, err = sameAsStored(*f, func(emit func(Endpoint) error) error {
-				return d.EachSurfaceEndpoint(EndpointList(l), emit)
-			}, func(a, b Endpoint) bool { return a == b })
+			if l := slices.Index(eps[:], f); l >= 0 {
+				same, err = sameAsStored(*f, func(emit func(Endpoint) error) error {
+					return d.EachSurfaceEndpoint(EndpointList(l), emit)
+				}, func(a, b Endpoint) bool { return a == b })
+				break
+			}
+			same = sameJSON(v.Field(i).Interface(), w.Field(i).Interface())
 		default:
 			same = sameJSON(v.Field(i).Interface(), w.Field(i).Interface())
 		}

@@ -189,7 +189,8 @@ func newPathSets(copyPaths bool) *pathSets {
 
 func (s *pathSets) add(p wire.Bytes, set uint16) { s.insert(p, set, s.copyPaths) }
 
-// addKey adds k, which the caller reuses: it is copied when new.
+// addKey adds k, which the caller reuses: it is copied when new, into
+// the arena with copyPaths, else on its own.
 func (s *pathSets) addKey(k wire.Bytes, set uint16) { s.insert(k, set, true) }
 
 func (s *pathSets) insert(p wire.Bytes, set uint16, copyNew bool) {
@@ -215,8 +216,13 @@ func (s *pathSets) insert(p wire.Bytes, set uint16, copyNew bool) {
 				// large, would allocate several times its final size.
 				s.entries = append(make([]pathEntry, 0, 2*cap(s.entries)+256), s.entries...)
 			}
-			if copyNew {
+			switch {
+			case s.copyPaths:
 				p = s.keep(p)
+			case copyNew:
+				// Exactly its size: a surface built once (one
+				// per tool call) must not keep an arena chunk.
+				p = cloneBytes(p)
 			}
 			s.kept += len(p)
 			s.entries = append(s.entries, pathEntry{p, set})

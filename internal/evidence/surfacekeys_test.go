@@ -48,6 +48,8 @@ func TestSurfaceKeys(t *testing.T) {
 			for _, c := range names {
 				checkKeys(t, Rename{From: a, To: b}, Rename{From: b, To: c},
 					Endpoint{Family: string(a), Addr: b, Port: 9}, Endpoint{Family: string(a), Addr: c, Port: 0xff00})
+				checkKeys(t, Rename{From: a, To: c}, Rename{From: a, To: b},
+					Endpoint{Family: string(a), Addr: b, Port: 0x0100}, Endpoint{Family: string(c), Addr: a, Port: 0x00ff})
 			}
 		}
 	}
@@ -106,5 +108,22 @@ func TestRenamesAndEndpointsSpilled(t *testing.T) {
 		if !slices.Equal(got.Endpoints(l), want.Endpoints(l)) {
 			t.Errorf("endpoint list %d: %v, want %v", l, got.Endpoints(l), want.Endpoints(l))
 		}
+	}
+}
+
+// A surface built once, as diff builds one per tool call, keeps its
+// renames and endpoints at their own size, not in a 64 KiB arena chunk.
+func TestBuildSurfaceKeysNotInArena(t *testing.T) {
+	b := newSurfaceBuilder(false)
+	b.key = appendEndpointKey(b.key[:0], Endpoint{Family: "inet", Addr: "10.0.0.1", Port: 53})
+	b.addKey(endpointSet(ListNetwork))
+	b.key = appendRenameKey(b.key[:0], Rename{From: "/a", To: "/b"})
+	b.addKey(setRenamed)
+	if b.paths.arena != nil {
+		t.Fatalf("keys went to an arena of %d bytes", cap(b.paths.arena))
+	}
+	s := b.build()
+	if len(s.Network) != 1 || s.Network[0].Addr != "10.0.0.1" || len(s.FilesRenamed) != 1 || s.FilesRenamed[0].To != "/b" {
+		t.Fatalf("surface %+v", s)
 	}
 }
