@@ -27,24 +27,7 @@ import (
 // first in a process).
 func BenchmarkOpenClose(b *testing.B) {
 	testenv.RequireRoot(b)
-	cg := testCgroup(b)
-	var load, att, cl float64
-	for b.Loop() {
-		c, err := Open(Config{CgroupPath: cg})
-		if err != nil {
-			b.Fatal(err)
-		}
-		load += float64(c.Timings().Load.Microseconds())
-		att += float64(c.Timings().Attach.Microseconds())
-		t := time.Now()
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
-		}
-		cl += float64(time.Since(t).Microseconds())
-	}
-	b.ReportMetric(load/float64(b.N), "load-µs/op")
-	b.ReportMetric(att/float64(b.N), "attach-µs/op")
-	b.ReportMetric(cl/float64(b.N), "close-µs/op")
+	benchOpenClose(b, Config{CgroupPath: testCgroup(b)})
 }
 
 // BenchmarkOpenCloseResident is BenchmarkOpenClose with the programs taken
@@ -53,10 +36,13 @@ func BenchmarkOpenClose(b *testing.B) {
 func BenchmarkOpenCloseResident(b *testing.B) {
 	dir := residentDir(b)
 	loadResident(b, dir, 0)
-	cg := testCgroup(b)
+	benchOpenClose(b, Config{CgroupPath: testCgroup(b), Resident: ResidentRequire, ResidentDir: dir})
+}
+
+func benchOpenClose(b *testing.B, cfg Config) {
 	var load, att, cl float64
 	for b.Loop() {
-		c, err := Open(Config{CgroupPath: cg, Resident: ResidentRequire, ResidentDir: dir})
+		c, err := Open(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -516,15 +516,24 @@ func bindListen([]string) error {
 // sleepOutside OUTSIDE MARKER: moves to OUTSIDE and stays there, alive,
 // for a minute, opening MARKER first. The test kills it.
 func sleepOutside(args []string) error {
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	if err := os.WriteFile(filepath.Join(args[0], "cgroup.procs"), pid, 0); err != nil {
+	if err := moveOutside(args[0], args[1]); err != nil {
 		return err
 	}
-	if err := os.WriteFile(args[1], nil, 0o644); err != nil {
+	time.Sleep(time.Minute)
+	return nil
+}
+
+// moveOutside moves the calling process to cgroup dir, creates marker
+// there and says "outside".
+func moveOutside(dir, marker string) error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), pid, 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		return err
 	}
 	fmt.Println("outside")
-	time.Sleep(time.Minute)
 	return nil
 }
 

@@ -428,6 +428,24 @@ func ListResident(dir string) ([]ResidentSet, error) {
 	if dir == "" {
 		dir = DefaultResidentDir
 	}
+	names, err := setNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []ResidentSet
+	for _, name := range names {
+		s, err := describeSet(dir, name)
+		if err != nil {
+			return nil, fmt.Errorf("capture: resident set %s: %w", name, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// setNames lists the sets in dir; a directory that does not exist holds
+// none.
+func setNames(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -435,18 +453,13 @@ func ListResident(dir string) ([]ResidentSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: resident directory: %w", err)
 	}
-	var out []ResidentSet
+	var names []string
 	for _, e := range ents {
-		if !e.IsDir() || !isSetName(e.Name()) {
-			continue
+		if e.IsDir() && isSetName(e.Name()) {
+			names = append(names, e.Name())
 		}
-		s, err := describeSet(dir, e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("capture: resident set %s: %w", e.Name(), err)
-		}
-		out = append(out, s)
 	}
-	return out, nil
+	return names, nil
 }
 
 // UnloadResident unpins every set in dir (DefaultResidentDir when empty)
@@ -457,34 +470,28 @@ func UnloadResident(dir string) (removed []string, err error) {
 	if dir == "" {
 		dir = DefaultResidentDir
 	}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("capture: resident directory: %w", err)
+	names, err := setNames(dir)
+	if err != nil || names == nil && !exists(dir) {
+		return nil, err
 	}
 	removeDeadLoaders(dir)
 	var busy []string
-	for _, e := range ents {
-		if !e.IsDir() || !isSetName(e.Name()) {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
+	for _, name := range names {
+		p := filepath.Join(dir, name)
 		f, isBusy, err := lockDir(p)
 		if err != nil {
-			return removed, fmt.Errorf("capture: resident set %s: %w", e.Name(), err)
+			return removed, fmt.Errorf("capture: resident set %s: %w", name, err)
 		}
 		if isBusy {
-			busy = append(busy, e.Name())
+			busy = append(busy, name)
 			continue
 		}
 		err = removePins(p)
 		f.Close()
 		if err != nil {
-			return removed, fmt.Errorf("capture: unpin %s: %w", e.Name(), err)
+			return removed, fmt.Errorf("capture: unpin %s: %w", name, err)
 		}
-		removed = append(removed, e.Name())
+		removed = append(removed, name)
 	}
 	if len(busy) > 0 {
 		return removed, fmt.Errorf("capture: resident set %s is held by a running capture; unload again once it ends", strings.Join(busy, ", "))
@@ -493,6 +500,11 @@ func UnloadResident(dir string) (removed []string, err error) {
 		return removed, fmt.Errorf("capture: resident directory: %w", err)
 	}
 	return removed, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // residentPresent reports whether cfg's resident set exists (taking it

@@ -504,14 +504,9 @@ func TestSessionIsAloneInBSS(t *testing.T) {
 // lingerOutside OUTSIDE MARKER: moves to cgroup OUTSIDE, says so, then
 // opens MARKER and appends a byte to it every millisecond until killed.
 func lingerOutside(args []string) error {
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	if err := os.WriteFile(filepath.Join(args[0], "cgroup.procs"), pid, 0); err != nil {
+	if err := moveOutside(args[0], args[1]); err != nil {
 		return err
 	}
-	if err := os.WriteFile(args[1], nil, 0o644); err != nil {
-		return err
-	}
-	fmt.Println("outside")
 	for {
 		f, err := os.OpenFile(args[1], os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {

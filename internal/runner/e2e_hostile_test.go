@@ -192,43 +192,16 @@ func programOf(b *evidence.Bundle, pid uint32) string {
 // held in memory the 300,000 more take 66 MiB). Every one of them still
 // reaches the archive's surface, and nothing is left beside the archive.
 func TestE2EManyDistinctPathsBoundedMemory(t *testing.T) {
-	testenv.RequireRoot(t)
-	dir := t.TempDir()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peak := map[int]int64{}
-	for _, n := range []int{100_000, 400_000} {
-		arc := filepath.Join(dir, fmt.Sprintf("misses-%d.tar.gz", n))
-		phases := filepath.Join(dir, fmt.Sprintf("phases-%d.json", n))
-		r := runVigil(t, dir, "record", "-q", "--run-id", fmt.Sprintf("e2emisses%d", n), "--archive", arc, "--phase-log", phases, "--",
-			"env", testenv.HelperEnv("misses"), self, strconv.Itoa(n), filepath.Join(dir, "nowhere"))
-		if r.code != 0 {
-			t.Fatalf("%d misses: exit %d: %s", n, r.code, r.stderr)
-		}
-		var pl wire.PhaseLog
-		data, err := os.ReadFile(phases)
-		if err != nil || json.Unmarshal(data, &pl) != nil {
-			t.Fatalf("phase log: %v %s", err, data)
-		}
-		peak[n] = pl.MaxRSSKiB
-		b := verifyAndRead(t, arc)
-		var listed int
+	dir := requireBoundedPeak(t, "misses", "distinct paths", func(dir string, n int) []string {
+		return []string{strconv.Itoa(n), filepath.Join(dir, "nowhere")}
+	}, func(b *evidence.Bundle, dir string) (listed int) {
 		for _, p := range b.Surface.OpenFailures {
 			if strings.HasPrefix(string(p), filepath.Join(dir, "nowhere", "missing-")) {
 				listed++
 			}
 		}
-		if listed != n || b.Health.RingbufDrops.Total != 0 {
-			t.Fatalf("%d misses: %d in open_failures, %d drops", n, listed, b.Health.RingbufDrops.Total)
-		}
-	}
-	grew := peak[400_000] - peak[100_000]
-	t.Logf("vigil's peak: %d KiB at 100,000 distinct paths, %d KiB at 400,000", peak[100_000], peak[400_000])
-	if grew > 16<<10 {
-		t.Fatalf("vigil's peak grew %d KiB for 300,000 more distinct paths, want under 16 MiB", grew)
-	}
+		return listed
+	})
 	// The two archives and phase logs, and not a scratch file.
 	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
 		var names []string
@@ -243,6 +216,25 @@ func TestE2EManyDistinctPathsBoundedMemory(t *testing.T) {
 // addresses cannot grow vigil's memory (the surface's endpoints spill as
 // its paths do), and every one of them reaches network_sent.
 func TestE2EManyDistinctEndpointsBoundedMemory(t *testing.T) {
+	requireBoundedPeak(t, "sends", "distinct destinations", func(_ string, n int) []string {
+		return []string{strconv.Itoa(n)}
+	}, func(b *evidence.Bundle, _ string) (listed int) {
+		for _, e := range b.Surface.NetworkSent {
+			if e.Family == "inet" && e.Port == 9 && strings.HasPrefix(string(e.Addr), "127.") {
+				listed++
+			}
+		}
+		return listed
+	})
+}
+
+// requireBoundedPeak records the test binary's helper mode with 100,000
+// and then 400,000 items (args gives its arguments), requires every item
+// listed in the archive (listed counts them) with no drop, and vigil's own
+// peak to grow by under 16 MiB between the two. It returns the directory
+// the runs were in.
+func requireBoundedPeak(t *testing.T, mode, items string, args func(dir string, n int) []string, listed func(b *evidence.Bundle, dir string) int) string {
+	t.Helper()
 	testenv.RequireRoot(t)
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -251,33 +243,37 @@ func TestE2EManyDistinctEndpointsBoundedMemory(t *testing.T) {
 	}
 	peak := map[int]int64{}
 	for _, n := range []int{100_000, 400_000} {
-		arc := filepath.Join(dir, fmt.Sprintf("sends-%d.tar.gz", n))
-		phases := filepath.Join(dir, fmt.Sprintf("phases-%d.json", n))
-		r := runVigil(t, dir, "record", "-q", "--run-id", fmt.Sprintf("e2esends%d", n), "--archive", arc, "--phase-log", phases, "--",
-			"env", testenv.HelperEnv("sends"), self, strconv.Itoa(n))
-		if r.code != 0 {
-			t.Fatalf("%d sends: exit %d: %s", n, r.code, r.stderr)
-		}
-		var pl wire.PhaseLog
-		data, err := os.ReadFile(phases)
-		if err != nil || json.Unmarshal(data, &pl) != nil {
-			t.Fatalf("phase log: %v %s", err, data)
-		}
-		peak[n] = pl.MaxRSSKiB
-		b := verifyAndRead(t, arc)
-		var listed int
-		for _, e := range b.Surface.NetworkSent {
-			if e.Family == "inet" && e.Port == 9 && strings.HasPrefix(string(e.Addr), "127.") {
-				listed++
-			}
-		}
-		if listed != n || b.Health.RingbufDrops.Total != 0 {
-			t.Fatalf("%d sends: %d in network_sent, %d drops", n, listed, b.Health.RingbufDrops.Total)
+		var b *evidence.Bundle
+		peak[n], b = recordPeak(t, dir, mode, n, append([]string{self}, args(dir, n)...)...)
+		if l := listed(b, dir); l != n || b.Health.RingbufDrops.Total != 0 {
+			t.Fatalf("%s %d: %d listed, %d drops", mode, n, l, b.Health.RingbufDrops.Total)
 		}
 	}
 	grew := peak[400_000] - peak[100_000]
-	t.Logf("vigil's peak: %d KiB at 100,000 distinct destinations, %d KiB at 400,000", peak[100_000], peak[400_000])
+	t.Logf("vigil's peak: %d KiB at 100,000 %s, %d KiB at 400,000", peak[100_000], items, peak[400_000])
 	if grew > 16<<10 {
-		t.Fatalf("vigil's peak grew %d KiB for 300,000 more distinct destinations, want under 16 MiB", grew)
+		t.Fatalf("vigil's peak grew %d KiB for 300,000 more %s, want under 16 MiB", grew, items)
 	}
+	return dir
+}
+
+// recordPeak records the test binary's helper mode in dir (its n-th run;
+// argv after "env HELPER"), and returns vigil's own peak RSS from the
+// phase log and the verified archive.
+func recordPeak(t *testing.T, dir, mode string, n int, argv ...string) (int64, *evidence.Bundle) {
+	t.Helper()
+	arc := filepath.Join(dir, fmt.Sprintf("%s-%d.tar.gz", mode, n))
+	phases := filepath.Join(dir, fmt.Sprintf("phases-%d.json", n))
+	args := append([]string{"record", "-q", "--run-id", fmt.Sprintf("e2e%s%d", mode, n), "--archive", arc, "--phase-log", phases, "--",
+		"env", testenv.HelperEnv(mode)}, argv...)
+	r := runVigil(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("%s %d: exit %d: %s", mode, n, r.code, r.stderr)
+	}
+	var pl wire.PhaseLog
+	data, err := os.ReadFile(phases)
+	if err != nil || json.Unmarshal(data, &pl) != nil {
+		t.Fatalf("phase log: %v %s", err, data)
+	}
+	return pl.MaxRSSKiB, verifyAndRead(t, arc)
 }
