@@ -25,7 +25,8 @@ costs before the command starts. Nothing runs in the background and nothing
 is attached between records: tasks outside a record pay nothing for a set.
 
   load     load this binary's set for --ring-size and pin it in --resident-dir
-           (mounting a BPF file system on /sys/fs/bpf when none is)
+           (mounting a BPF file system on /sys/fs/bpf when none is, and
+           saying so; unload leaves it mounted)
   status   list the sets there: whether this binary made it, whether a
            record holds it now (its programs attached), its programs
   unload   unpin every set there; one a record holds is left (unload again
@@ -43,6 +44,13 @@ record begun for an earlier session.
 
 A set keeps its ring buffer (8 MiB by default) and programs in kernel
 memory until it is unloaded or the host reboots.
+
+Exit codes:
+  0    done (load: loaded, or already there; unload: every set unloaded,
+       or none there)
+  125  bad flags, missing privileges, a directory not on a BPF file
+       system, or (unload) a set held by a running record, which is left
+       while the others are unloaded
 
 A set is trusted as the vigil binary is: whoever can write to the BPF file
 system (root) could replace it, as they could replace vigil.`,
@@ -74,15 +82,22 @@ system (root) could replace it, as they could replace vigil.`,
 				return fmt.Errorf("--ring-size %s: %v", ringSize, err)
 			}
 			start := time.Now()
-			set, already, err := capture.LoadResident(dir, n)
+			res, err := capture.LoadResident(dir, n)
+			if res.Mounted != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "mounted a BPF file system on %s (unload leaves it; umount %s once nothing uses it)\n", res.Mounted, res.Mounted)
+			}
 			if err != nil {
 				return err
 			}
-			if already {
+			set := res.Set
+			switch {
+			case res.Already:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: already loaded (%s)\n", set.Name, set.Dir)
-				return nil
+			case res.Replaced:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: was incomplete; loaded again in %s (%s; programs %s)\n", set.Name, time.Since(start).Round(time.Millisecond), set.Dir, strings.Join(set.Programs, " "))
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: loaded in %s (%s; programs %s)\n", set.Name, time.Since(start).Round(time.Millisecond), set.Dir, strings.Join(set.Programs, " "))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: loaded in %s (%s; programs %s)\n", set.Name, time.Since(start).Round(time.Millisecond), set.Dir, strings.Join(set.Programs, " "))
 			return nil
 		},
 	}
@@ -109,6 +124,9 @@ system (root) could replace it, as they could replace vigil.`,
 				held := "free"
 				if s.Busy {
 					held = "held by a record"
+				}
+				if !s.Complete {
+					held += ", incomplete (records refuse it; vigil resident load replaces it)"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %s, loaded %s, programs %s\n", s.Name, made, held, s.LoadedAt.UTC().Format(time.RFC3339), strings.Join(s.Programs, " "))
 			}

@@ -206,7 +206,8 @@ func Open(cfg Config) (c *Capture, err error) {
 			}
 		case cfg.Resident == ResidentRequire:
 			return c, fmt.Errorf("capture: %w: %v", ErrNoResident, rerr)
-		case !errors.Is(rerr, errResidentAbsent):
+		case !errors.Is(rerr, errResidentAbsent) || errors.As(rerr, new(*thereError)):
+			// Absent is no fallback; absent with other sets there is.
 			c.source.Fallback = rerr.Error()
 		}
 	}

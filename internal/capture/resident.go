@@ -5,7 +5,6 @@ package capture
 import (
 	"crypto/sha256"
 	"debug/elf"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -102,15 +101,10 @@ func ResidentSetName(n int) (string, error) {
 }
 
 // setName names the set of this binary for a ring of size bytes: a hash
-// of everything that decides what the pinned programs do (loaderIdentity)
-// and the ring size, which the name also says.
+// of everything else that decides what the pinned programs do
+// (loaderIdentity), the same for every ring size, and the ring size.
 func setName(size uint32) string {
-	h := sha256.New()
-	h.Write(loaderIdentity())
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], size)
-	h.Write(b[:])
-	return fmt.Sprintf("%s-%s", hex.EncodeToString(h.Sum(nil)[:8]), sizeName(size))
+	return fmt.Sprintf("%s-%s", hex.EncodeToString(loaderIdentity()[:8]), sizeName(size))
 }
 
 // isSetName reports whether name is a set's (16 lowercase hex digits, a
@@ -184,6 +178,9 @@ type ResidentSet struct {
 	Busy bool
 	// Programs lists the pinned programs.
 	Programs []string
+	// Complete is true when the set holds the maps a capture needs and
+	// every required program; a capture refuses one that is not.
+	Complete bool
 	// LoadedAt is when the set was pinned.
 	LoadedAt time.Time
 }
@@ -200,31 +197,31 @@ func isBPFFS(dir string) (bool, error) {
 // prepareResidentDir makes dir (a directory on a BPF file system) ready for
 // sets. When dir is under /sys/fs/bpf and nothing is mounted there, a BPF
 // file system is mounted, as systemd does on most hosts.
-func prepareResidentDir(dir string) error {
+func prepareResidentDir(dir string) (mounted string, err error) {
 	if on, err := isBPFFS(dir); err == nil && on {
-		return nil // there already, or a BPF file system's root
+		return "", nil // there already, or a BPF file system's root
 	}
 	if strings.Contains(filepath.Base(dir), ".") {
-		return fmt.Errorf("resident directory %s: a BPF file system refuses names with a dot", dir)
+		return "", fmt.Errorf("resident directory %s: a BPF file system refuses names with a dot", dir)
 	}
 	parent := filepath.Dir(dir)
 	on, err := isBPFFS(parent)
 	if err != nil {
-		return fmt.Errorf("resident directory %s: %w", dir, err)
+		return "", fmt.Errorf("resident directory %s: %w", dir, err)
 	}
 	if !on && parent == "/sys/fs/bpf" {
 		if err := unix.Mount("bpf", parent, "bpf", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700"); err != nil {
-			return fmt.Errorf("mount a BPF file system on %s: %w", parent, err)
+			return "", fmt.Errorf("mount a BPF file system on %s: %w", parent, err)
 		}
-		on = true
+		on, mounted = true, parent
 	}
 	if !on {
-		return fmt.Errorf("resident directory %s: %s is not on a BPF file system (mount -t bpf bpf DIR)", dir, parent)
+		return "", fmt.Errorf("resident directory %s: not on a BPF file system, nor is %s (mount one there: mount -t bpf bpf %s)", dir, parent, parent)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("resident directory: %w", err)
+		return mounted, fmt.Errorf("resident directory: %w", err)
 	}
-	return nil
+	return mounted, nil
 }
 
 // lockDir opens dir and takes an exclusive flock on it without waiting.
@@ -246,30 +243,56 @@ func lockDir(dir string) (f *os.File, busy bool, err error) {
 	return f, false, nil
 }
 
+// LoadResult is what LoadResident did.
+type LoadResult struct {
+	Set ResidentSet
+	// Already is true when the set was there, complete, and was left
+	// as it was.
+	Already bool
+	// Replaced is true when an incomplete set of that name was there
+	// (its directory emptied by hand) and was replaced.
+	Replaced bool
+	// Mounted names the BPF file system the load mounted, or "".
+	Mounted string
+}
+
 // LoadResident loads and verifies the programs for a ring of n bytes (0:
 // the default) and pins them as this binary's set in dir
-// (DefaultResidentDir when empty). It returns the set, and whether it was
-// there already (and so left as it was).
-func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) {
+// (DefaultResidentDir when empty).
+func LoadResident(dir string, n int) (res LoadResult, err error) {
 	size, err := ringSize(n)
 	if err != nil {
-		return ResidentSet{}, false, err
+		return res, err
 	}
 	if dir == "" {
 		dir = DefaultResidentDir
 	}
 	if err := capsError(); err != nil {
-		return ResidentSet{}, false, err
+		return res, err
 	}
-	if err := prepareResidentDir(dir); err != nil {
-		return ResidentSet{}, false, fmt.Errorf("capture: %w", err)
+	if res.Mounted, err = prepareResidentDir(dir); err != nil {
+		return res, fmt.Errorf("capture: %w", err)
 	}
 	removeDeadLoaders(dir)
 	name := setName(size)
 	final := filepath.Join(dir, name)
 	if _, err := os.Stat(final); err == nil {
 		s, err := describeSet(dir, name)
-		return s, true, err
+		if err != nil || s.Complete {
+			res.Set, res.Already = s, true
+			return res, err
+		}
+		// Incomplete: replaced, unless a capture holds it.
+		lock, busy, err := lockDir(final)
+		if err != nil || busy {
+			return res, fmt.Errorf("capture: resident set %s is incomplete and held; unload it once its record ends", name)
+		}
+		err = removePins(final)
+		lock.Close()
+		if err != nil {
+			return res, fmt.Errorf("capture: replace incomplete resident set %s: %w", name, err)
+		}
+		res.Replaced = true
 	}
 
 	// Pinned in a directory of its own, renamed into place once complete:
@@ -278,12 +301,12 @@ func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) 
 	// can be taken is a dead loader's (removeDeadLoaders).
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", loadingDir, os.Getpid(), name))
 	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return ResidentSet{}, false, fmt.Errorf("capture: resident set: %w", err)
+		return res, fmt.Errorf("capture: resident set: %w", err)
 	}
 	lock, _, err := lockDir(tmp)
 	if err != nil || lock == nil {
 		os.RemoveAll(tmp)
-		return ResidentSet{}, false, fmt.Errorf("capture: resident set: lock %s: %v", tmp, err)
+		return res, fmt.Errorf("capture: resident set: lock %s: %v", tmp, err)
 	}
 	defer lock.Close()
 	defer func() {
@@ -293,7 +316,7 @@ func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) 
 	}()
 	coll, missing, err := load(size, 0)
 	if err != nil {
-		return ResidentSet{}, false, err
+		return res, err
 	}
 	defer coll.Close()
 	pins := map[string]interface{ Pin(string) error }{
@@ -309,20 +332,21 @@ func LoadResident(dir string, n int) (set ResidentSet, already bool, err error) 
 	}
 	for name, obj := range pins {
 		if err := obj.Pin(filepath.Join(tmp, name)); err != nil {
-			return ResidentSet{}, false, fmt.Errorf("capture: pin %s: %w", name, err)
+			return res, fmt.Errorf("capture: pin %s: %w", name, err)
 		}
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		if _, serr := os.Stat(final); serr == nil {
 			// Another loader finished first; its set is the same.
 			os.RemoveAll(tmp)
-			s, err := describeSet(dir, name)
-			return s, true, err
+			res.Set, err = describeSet(dir, name)
+			res.Already = true
+			return res, err
 		}
-		return ResidentSet{}, false, fmt.Errorf("capture: resident set: %w", err)
+		return res, fmt.Errorf("capture: resident set: %w", err)
 	}
-	s, err := describeSet(dir, name)
-	return s, false, err
+	res.Set, err = describeSet(dir, name)
+	return res, err
 }
 
 // removeDeadLoaders removes the directories of loaders that died before
@@ -395,6 +419,13 @@ func describeSet(dir, name string) (ResidentSet, error) {
 		}
 	}
 	slices.Sort(s.Programs)
+	s.Complete = true
+	for _, pin := range []string{pinEvents, pinCounters, pinSession} {
+		s.Complete = s.Complete && exists(filepath.Join(p, pin))
+	}
+	for _, pr := range probeTable {
+		s.Complete = s.Complete && (!pr.required || progs[pr.prog] != nil)
+	}
 	var ids map[ebpf.ProgramID]string
 	attached, err := attachedTo(progs, &ids)
 	s.Busy = err == nil && attached != ""
@@ -496,8 +527,11 @@ func UnloadResident(dir string) (removed []string, err error) {
 	if len(busy) > 0 {
 		return removed, fmt.Errorf("capture: resident set %s is held by a running capture; unload again once it ends", strings.Join(busy, ", "))
 	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EBUSY) {
-		return removed, fmt.Errorf("capture: resident directory: %w", err)
+	// The directory load made; never one on another file system.
+	if on, _ := isBPFFS(dir); on {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EBUSY) {
+			return removed, fmt.Errorf("capture: resident directory: %w", err)
+		}
 	}
 	return removed, nil
 }
@@ -521,6 +555,42 @@ func residentPresent(cfg Config) bool {
 	_, err = os.Stat(filepath.Join(dir, setName(size)))
 	return err == nil
 }
+
+// absentError says that this binary has no set for a ring of size bytes in
+// dir, how to load one, and which sets are there instead.
+func absentError(dir string, size uint32) error {
+	load := "vigil resident load"
+	if size != DefaultRingSize {
+		load += " --ring-size " + sizeName(size)
+	}
+	if dir != DefaultResidentDir {
+		load += " --resident-dir " + dir
+	}
+	err := fmt.Errorf("%w %s in %s (%s)", errResidentAbsent, setName(size), dir, load)
+	if names, _ := setNames(dir); len(names) > 0 {
+		own := hex.EncodeToString(loaderIdentity()[:8]) + "-"
+		var there []string
+		for _, n := range names {
+			if strings.HasPrefix(n, own) {
+				there = append(there, n+" (this binary's, for another ring size)")
+			} else {
+				there = append(there, n+" (another vigil build's)")
+			}
+		}
+		err = &thereError{err, strings.Join(there, ", ")}
+	}
+	return err
+}
+
+// thereError is an absent set's error when other sets are there: not a
+// plain absence, so ResidentAuto says why it did not take one.
+type thereError struct {
+	absent error
+	there  string
+}
+
+func (e *thereError) Error() string { return e.absent.Error() + "; there: " + e.there }
+func (e *thereError) Unwrap() error { return e.absent }
 
 // residentObjects is a resident set taken by one capture.
 type residentObjects struct {
@@ -564,7 +634,7 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 	p := filepath.Join(dir, name)
 	if _, err := os.Stat(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w %s in %s (vigil resident load)", errResidentAbsent, name, dir)
+			return nil, absentError(dir, size)
 		}
 		return nil, fmt.Errorf("resident set %s: %w", name, err)
 	}
@@ -573,7 +643,7 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 		return nil, fmt.Errorf("resident set %s: %w", name, err)
 	}
 	if busy {
-		return nil, fmt.Errorf("resident set %s is held by another capture (or being unloaded)", name)
+		return nil, fmt.Errorf("resident set %s is held by another record (or being unloaded)", name)
 	}
 	taken := &residentObjects{lock: lock, programs: map[string]*ebpf.Program{}}
 	defer func() {

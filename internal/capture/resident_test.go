@@ -50,14 +50,14 @@ func residentDir(t testing.TB) string {
 
 func loadResident(t testing.TB, dir string, ringSize int) ResidentSet {
 	t.Helper()
-	set, already, err := LoadResident(dir, ringSize)
+	res, err := LoadResident(dir, ringSize)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if already {
-		t.Fatalf("set %s was there before it was loaded", set.Name)
+	if res.Already || res.Mounted != "" || !res.Set.Complete {
+		t.Fatalf("load: %+v", res)
 	}
-	return set
+	return res.Set
 }
 
 // filesUnder runs the files helper (N files written then read) in a fresh
@@ -118,8 +118,8 @@ func TestResidentRecordsAsLoaded(t *testing.T) {
 func TestResidentHeldByOne(t *testing.T) {
 	dir := residentDir(t)
 	set := loadResident(t, dir, 0)
-	if again, already, err := LoadResident(dir, 0); err != nil || !already || again.Name != set.Name {
-		t.Fatalf("second load: %+v already=%v err=%v", again, already, err)
+	if again, err := LoadResident(dir, 0); err != nil || !again.Already || again.Set.Name != set.Name {
+		t.Fatalf("second load: %+v, %v", again, err)
 	}
 	sets, err := ListResident(dir)
 	if err != nil || len(sets) != 1 || !sets[0].Current || sets[0].Busy || len(sets[0].Programs) != len(probeTable) {
@@ -133,7 +133,7 @@ func TestResidentHeldByOne(t *testing.T) {
 		t.Fatalf("sets while held: %+v", sets)
 	}
 	second := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentAuto, ResidentDir: dir})
-	if src := second.Programs(); src.Resident || !strings.Contains(src.Fallback, "held by another capture") {
+	if src := second.Programs(); src.Resident || !strings.Contains(src.Fallback, "held by another record") {
 		t.Fatalf("second capture while the set is held: %+v", src)
 	}
 	if _, err := Open(Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir}); !errors.Is(err, ErrNoResident) {
@@ -171,8 +171,16 @@ func TestResidentPerRingSize(t *testing.T) {
 		t.Fatalf("set name %s does not carry its ring size", small.Name)
 	}
 	c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentAuto, ResidentDir: dir})
-	if c.Programs().Resident {
-		t.Fatal("a capture with the default ring took the 1 MiB set")
+	if src := c.Programs(); src.Resident || !strings.Contains(src.Fallback, small.Name+" (this binary's, for another ring size)") ||
+		!strings.Contains(src.Fallback, "(vigil resident load --resident-dir "+dir+")") {
+		t.Fatalf("a capture with the default ring and only the 1 MiB set there: %+v", src)
+	}
+	if _, err := Open(Config{CgroupPath: testCgroup(t), RingSize: 2 << 20, Resident: ResidentRequire, ResidentDir: dir}); !errors.Is(err, ErrNoResident) ||
+		!strings.Contains(err.Error(), "vigil resident load --ring-size 2MiB --resident-dir "+dir) {
+		t.Fatalf("require a 2 MiB set: %v", err)
+	}
+	if big, _ := ResidentSetName(0); strings.Split(big, "-")[0] != strings.Split(small.Name, "-")[0] {
+		t.Fatalf("sets %s and %s of one binary differ beyond their ring size", big, small.Name)
 	}
 	c = openCaptureWith(t, Config{CgroupPath: testCgroup(t), RingSize: 1 << 20, Resident: ResidentRequire, ResidentDir: dir})
 	if got := c.objs.events.MaxEntries(); got != 1<<20 {
@@ -334,6 +342,31 @@ func TestResidentUnloadLeavesOthersAlone(t *testing.T) {
 	if _, err := os.Stat(live); err == nil {
 		t.Error("a dead loader's directory stayed")
 	}
+	// A directory on another file system is never removed, empty or not.
+	plain := t.TempDir()
+	if removed, err := UnloadResident(plain); err != nil || len(removed) != 0 {
+		t.Fatalf("unload of a plain directory: %v, %v", removed, err)
+	}
+	if _, err := os.Stat(plain); err != nil {
+		t.Fatalf("unload removed the plain directory %s", plain)
+	}
+}
+
+// A set emptied by hand is listed as incomplete, and load replaces it.
+func TestResidentIncompleteReplaced(t *testing.T) {
+	dir := residentDir(t)
+	set := loadResident(t, dir, 0)
+	if err := os.Remove(filepath.Join(set.Dir, pinSession)); err != nil {
+		t.Fatal(err)
+	}
+	if sets, err := ListResident(dir); err != nil || len(sets) != 1 || sets[0].Complete {
+		t.Fatalf("list: %+v, %v", sets, err)
+	}
+	res, err := LoadResident(dir, 0)
+	if err != nil || res.Already || !res.Replaced || !res.Set.Complete {
+		t.Fatalf("load over an incomplete set: %+v, %v", res, err)
+	}
+	openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir})
 }
 
 // A set whose session map was replaced (not memory-mapped) is refused,

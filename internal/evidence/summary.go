@@ -14,16 +14,19 @@ const SummarySchema = "vigil.inspect/v2"
 // observation-health.json unchanged; the rest is condensed from the other
 // entries.
 type Summary struct {
-	Schema       string      `json:"schema"` // SummarySchema
-	RunID        string      `json:"run_id"`
-	VigilVersion string      `json:"vigil_version"`
-	Argv         []string    `json:"argv"`
-	ExitCode     int         `json:"exit_code"`
-	Signal       int         `json:"signal"`
-	StartTime    string      `json:"start_time"`
-	EndTime      string      `json:"end_time"`
-	HostClass    string      `json:"host_class"`
-	Health       wire.Health `json:"health"`
+	Schema       string   `json:"schema"` // SummarySchema
+	RunID        string   `json:"run_id"`
+	VigilVersion string   `json:"vigil_version"`
+	Argv         []string `json:"argv"`
+	ExitCode     int      `json:"exit_code"`
+	Signal       int      `json:"signal"`
+	StartTime    string   `json:"start_time"`
+	EndTime      string   `json:"end_time"`
+	HostClass    string   `json:"host_class"`
+	// Programs is run.json's capture_programs: where the kernel
+	// capture's programs came from (absent without kernel capture).
+	Programs *wire.CapturePrograms `json:"capture_programs,omitempty"`
+	Health   wire.Health           `json:"health"`
 	// TotalEvents is the number of lines in layers/kernel.ndjson.
 	TotalEvents uint64 `json:"total_events"`
 	// TopPaths are the most-opened paths (failed opens included), most
@@ -78,6 +81,7 @@ func Summarize(b *Bundle, top int) Summary {
 		StartTime:    b.Run.StartTime,
 		EndTime:      b.Run.EndTime,
 		HostClass:    b.Run.Host.HostClass,
+		Programs:     b.Run.Programs,
 		Health:       b.Health,
 		TotalEvents:  uint64(len(b.Kernel)),
 		FilesRead:    len(b.Surface.FilesRead),

@@ -22,6 +22,19 @@ func (s Summary) Text() string {
 	}
 	p("ended               %s, %s%s\n", exit, s.StartTime, wallDuration(s.StartTime, s.EndTime))
 	p("host                %s\n", s.HostClass)
+	if pr := s.Programs; pr != nil {
+		switch {
+		case pr.Source == "resident":
+			p("capture programs    resident set %s\n", pr.ResidentSet)
+		case pr.Fallback != "":
+			p("capture programs    loaded for this run; resident set not used: %s\n", pr.Fallback)
+		default:
+			p("capture programs    loaded for this run\n")
+		}
+		if pr.StaleRecordsDiscarded > 0 {
+			p("                      - %d record(s) an earlier capture left in the set's ring, discarded\n", pr.StaleRecordsDiscarded)
+		}
+	}
 	p("kernel layer        %s\n", h.KernelLayer.Status)
 	for _, r := range h.KernelLayer.Reasons {
 		p("                      - %s\n", r)

@@ -81,6 +81,17 @@ func TestE2EResident(t *testing.T) {
 			t.Fatalf("record --programs %s: the open of /etc/hostname is not in the archive", c.programs)
 		}
 	}
+	if r := runVigil(t, work, "inspect", arc); r.code != 0 || !strings.Contains(r.stdout, "capture programs    resident set ") {
+		t.Fatalf("inspect: exit %d, %q", r.code, r.stdout)
+	}
+	// Another ring size has no set: the run says which sets are there.
+	r = runVigil(t, work, "record", "--ring-size", "2MiB", "--resident-dir", dir, "--archive", arc, "--", "true")
+	if r.code != 0 || !strings.Contains(r.stderr, "resident set not used") || !strings.Contains(r.stderr, "--ring-size 2MiB") {
+		t.Fatalf("record --ring-size 2MiB beside the 8MiB set: exit %d, %q", r.code, r.stderr)
+	}
+	if p := verifyAndRead(t, arc).Run.Programs; p == nil || p.Source != "loaded" || !strings.Contains(p.Fallback, "this binary's, for another ring size") {
+		t.Fatalf("record --ring-size 2MiB beside the 8MiB set: capture_programs %+v", p)
+	}
 	if r := runVigil(t, work, "resident", "unload", "--resident-dir", dir); r.code != 0 || !strings.Contains(r.stdout, "unloaded") {
 		t.Fatalf("unload: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
