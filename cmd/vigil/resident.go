@@ -125,8 +125,11 @@ system (root) could replace it, as they could replace vigil.`,
 				if s.Busy {
 					held = "held by a record"
 				}
-				if !s.Complete {
+				switch {
+				case !s.Complete && s.Current:
 					held += ", incomplete (records refuse it; vigil resident load replaces it)"
+				case !s.Complete:
+					held += ", incomplete (vigil resident unload removes it)"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %s, loaded %s, programs %s\n", s.Name, made, held, s.LoadedAt.UTC().Format(time.RFC3339), strings.Join(s.Programs, " "))
 			}

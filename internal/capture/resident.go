@@ -228,6 +228,9 @@ func prepareResidentDir(dir string) (mounted string, err error) {
 // busy is true when another process holds it. Only captures, loaders and
 // unload take it; status looks at links instead, so that it never makes
 // a capture fall back.
+//
+// A directory removed (and perhaps replaced) between the open and the lock
+// is fs.ErrNotExist: a lock on it holds nothing.
 func lockDir(dir string) (f *os.File, busy bool, err error) {
 	f, err = os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -240,7 +243,28 @@ func lockDir(dir string) (f *os.File, busy bool, err error) {
 		}
 		return nil, false, fmt.Errorf("lock %s: %w", dir, err)
 	}
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(dir, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+		f.Close()
+		return nil, false, fmt.Errorf("lock %s: %w (removed meanwhile)", dir, fs.ErrNotExist)
+	}
 	return f, false, nil
+}
+
+// lockRoot takes dir's exclusive lock, waiting for it: a loader holds it
+// while it makes and locks a directory of its own, and removeDeadLoaders
+// while it looks for dead loaders', so that it never takes a live
+// loader's directory for a dead one's.
+func lockRoot(dir string) (*os.File, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return f, nil
 }
 
 // LoadResult is what LoadResident did.
@@ -282,17 +306,24 @@ func LoadResident(dir string, n int) (res LoadResult, err error) {
 			res.Set, res.Already = s, true
 			return res, err
 		}
-		// Incomplete: replaced, unless a capture holds it.
+		// Incomplete: replaced, unless a record or another loader
+		// holds it.
 		lock, busy, err := lockDir(final)
-		if err != nil || busy {
-			return res, fmt.Errorf("capture: resident set %s is incomplete and held; unload it once its record ends", name)
+		switch {
+		case busy:
+			return res, fmt.Errorf("capture: resident set %s is incomplete and held by a record or another loader; try again once it is free", name)
+		case errors.Is(err, fs.ErrNotExist):
+			// Gone meanwhile: load it.
+		case err != nil:
+			return res, fmt.Errorf("capture: resident set %s: %w", name, err)
+		default:
+			err = removePins(final)
+			lock.Close()
+			if err != nil {
+				return res, fmt.Errorf("capture: replace incomplete resident set %s: %w", name, err)
+			}
+			res.Replaced = true
 		}
-		err = removePins(final)
-		lock.Close()
-		if err != nil {
-			return res, fmt.Errorf("capture: replace incomplete resident set %s: %w", name, err)
-		}
-		res.Replaced = true
 	}
 
 	// Pinned in a directory of its own, renamed into place once complete:
@@ -300,13 +331,22 @@ func LoadResident(dir string, n int) (res LoadResult, err error) {
 	// holds the directory's lock while it works: a directory whose lock
 	// can be taken is a dead loader's (removeDeadLoaders).
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", loadingDir, os.Getpid(), name))
+	root, err := lockRoot(dir)
+	if err != nil {
+		return res, fmt.Errorf("capture: resident directory: %w", err)
+	}
 	if err := os.Mkdir(tmp, 0o700); err != nil {
+		root.Close()
 		return res, fmt.Errorf("capture: resident set: %w", err)
 	}
-	lock, _, err := lockDir(tmp)
-	if err != nil || lock == nil {
+	lock, busy, err := lockDir(tmp)
+	root.Close()
+	if err != nil || busy {
 		os.RemoveAll(tmp)
-		return res, fmt.Errorf("capture: resident set: lock %s: %v", tmp, err)
+		if busy {
+			err = errors.New("held by another process")
+		}
+		return res, fmt.Errorf("capture: resident set: %s: %v", tmp, err)
 	}
 	defer lock.Close()
 	defer func() {
@@ -352,6 +392,11 @@ func LoadResident(dir string, n int) (res LoadResult, err error) {
 // removeDeadLoaders removes the directories of loaders that died before
 // their set was complete: a live loader holds its directory's lock.
 func removeDeadLoaders(dir string) {
+	root, err := lockRoot(dir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), loadingDir) {
@@ -419,10 +464,7 @@ func describeSet(dir, name string) (ResidentSet, error) {
 		}
 	}
 	slices.Sort(s.Programs)
-	s.Complete = true
-	for _, pin := range []string{pinEvents, pinCounters, pinSession} {
-		s.Complete = s.Complete && exists(filepath.Join(p, pin))
-	}
+	s.Complete = setMapsOK(p, name)
 	for _, pr := range probeTable {
 		s.Complete = s.Complete && (!pr.required || progs[pr.prog] != nil)
 	}
@@ -432,9 +474,45 @@ func describeSet(dir, name string) (ResidentSet, error) {
 	return s, nil
 }
 
+// setMapsOK reports whether the set at p has the maps a capture takes, as
+// takeResident checks them.
+func setMapsOK(p, name string) bool {
+	_, sizeText, _ := strings.Cut(name, "-")
+	size, ok := parseSizeName(sizeText)
+	if !ok {
+		return false
+	}
+	var maps [3]*ebpf.Map
+	defer func() {
+		for _, m := range maps {
+			if m != nil {
+				m.Close()
+			}
+		}
+	}()
+	for i, pin := range []string{pinEvents, pinCounters, pinSession} {
+		m, err := ebpf.LoadPinnedMap(filepath.Join(p, pin), nil)
+		if err != nil {
+			return false
+		}
+		maps[i] = m
+	}
+	_, err := checkMaps(maps[0], maps[1], maps[2], size)
+	return err == nil
+}
+
 // currentSetFor is this binary's set name for the ring size a set name
 // carries ("8MiB"), or "" when it is not one.
 func currentSetFor(size string) string {
+	n, ok := parseSizeName(size)
+	if !ok {
+		return ""
+	}
+	return setName(n)
+}
+
+// parseSizeName reads a ring size as a set name carries it (sizeName).
+func parseSizeName(size string) (uint32, bool) {
 	var n uint64
 	var err error
 	switch {
@@ -448,9 +526,9 @@ func currentSetFor(size string) string {
 		n, err = strconv.ParseUint(size, 10, 32)
 	}
 	if err != nil || n == 0 || n > 1<<30 {
-		return ""
+		return 0, false
 	}
-	return setName(uint32(n))
+	return uint32(n), true
 }
 
 // ListResident lists the sets in dir (DefaultResidentDir when empty). A
@@ -466,6 +544,9 @@ func ListResident(dir string) ([]ResidentSet, error) {
 	var out []ResidentSet
 	for _, name := range names {
 		s, err := describeSet(dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // unloaded meanwhile
+		}
 		if err != nil {
 			return nil, fmt.Errorf("capture: resident set %s: %w", name, err)
 		}
@@ -474,9 +555,12 @@ func ListResident(dir string) ([]ResidentSet, error) {
 	return out, nil
 }
 
-// setNames lists the sets in dir; a directory that does not exist holds
-// none.
+// setNames lists the sets in dir; a directory that does not exist, or is
+// not on a BPF file system, holds none.
 func setNames(dir string) ([]string, error) {
+	if on, err := isBPFFS(dir); err != nil || !on {
+		return nil, nil
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -501,8 +585,11 @@ func UnloadResident(dir string) (removed []string, err error) {
 	if dir == "" {
 		dir = DefaultResidentDir
 	}
+	if on, err := isBPFFS(dir); err != nil || !on {
+		return nil, nil // no set can be there
+	}
 	names, err := setNames(dir)
-	if err != nil || names == nil && !exists(dir) {
+	if err != nil {
 		return nil, err
 	}
 	removeDeadLoaders(dir)
@@ -510,6 +597,9 @@ func UnloadResident(dir string) (removed []string, err error) {
 	for _, name := range names {
 		p := filepath.Join(dir, name)
 		f, isBusy, err := lockDir(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // unloaded meanwhile
+		}
 		if err != nil {
 			return removed, fmt.Errorf("capture: resident set %s: %w", name, err)
 		}
@@ -534,11 +624,6 @@ func UnloadResident(dir string) (removed []string, err error) {
 		}
 	}
 	return removed, nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // residentPresent reports whether cfg's resident set exists (taking it
@@ -657,16 +742,8 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 			return nil, fmt.Errorf("resident set %s: %s: %w", name, pin, err)
 		}
 	}
-	// A set whose maps are not what this binary pins (one replaced by
-	// hand) is refused, never used.
-	if taken.events.Type() != ebpf.RingBuf || taken.events.MaxEntries() != size {
-		return nil, fmt.Errorf("resident set %s: %s is not a ring buffer of %d bytes", name, pinEvents, size)
-	}
-	if n := uint32(vigilBPFVigilCounterClassVIGIL_NCLASSES) * uint32(numKinds); taken.counters.Type() != ebpf.PerCPUArray || taken.counters.MaxEntries() != n {
-		return nil, fmt.Errorf("resident set %s: %s is not a per-CPU array of %d counters", name, pinCounters, n)
-	}
-	if taken.state, err = newSessionState(taken.session); err != nil {
-		return nil, fmt.Errorf("resident set %s: %s: %w", name, pinSession, err)
+	if taken.state, err = checkMaps(taken.events, taken.counters, taken.session, size); err != nil {
+		return nil, fmt.Errorf("resident set %s: %w", name, err)
 	}
 	for _, pr := range probeTable {
 		prog, err := ebpf.LoadPinnedProgram(filepath.Join(p, pinProg+pr.prog), ro)
@@ -682,6 +759,22 @@ func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 		return nil, fmt.Errorf("resident set %s: %w", name, err)
 	}
 	return taken, nil
+}
+
+// checkMaps refuses a set whose maps are not what this binary pins (one
+// replaced by hand), and maps the session state.
+func checkMaps(events, counters, session *ebpf.Map, size uint32) (sessionState, error) {
+	if events.Type() != ebpf.RingBuf || events.MaxEntries() != size {
+		return sessionState{}, fmt.Errorf("%s is not a ring buffer of %d bytes", pinEvents, size)
+	}
+	if n := uint32(vigilBPFVigilCounterClassVIGIL_NCLASSES) * uint32(numKinds); counters.Type() != ebpf.PerCPUArray || counters.MaxEntries() != n {
+		return sessionState{}, fmt.Errorf("%s is not a per-CPU array of %d counters", pinCounters, n)
+	}
+	st, err := newSessionState(session)
+	if err != nil {
+		return sessionState{}, fmt.Errorf("%s: %w", pinSession, err)
+	}
+	return st, nil
 }
 
 // awaitUnattached makes sure no link uses the set's programs: a holder the

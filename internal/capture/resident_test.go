@@ -237,6 +237,10 @@ func TestResidentAttachedElsewhereNotTaken(t *testing.T) {
 	if !errors.Is(err, ErrNoResident) || !strings.Contains(err.Error(), "handle_exit is attached by another process") {
 		t.Fatalf("set attached elsewhere: %v", err)
 	}
+	// Nobody holds the lock, but the programs run: status says busy.
+	if sets, err := ListResident(dir); err != nil || len(sets) != 1 || !sets[0].Busy {
+		t.Fatalf("list while attached elsewhere: %+v, %v", sets, err)
+	}
 	l.Close()
 	c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir})
 	if !c.Programs().Resident {
@@ -273,6 +277,9 @@ func TestResidentIdentity(t *testing.T) {
 	}
 	if !bytes.Equal(base, identityOf([]byte("obj"), syscallTable, compatCalls(), 8, "id")) {
 		t.Error("the same inputs give another set")
+	}
+	if !bytes.Equal(loaderIdentity(), identityOf(_VigilBPFBytes, syscallTable, compatCalls(), wakeupFraction, goBuildID())) {
+		t.Error("a set's name is not made of every input identityOf takes")
 	}
 }
 
@@ -342,13 +349,28 @@ func TestResidentUnloadLeavesOthersAlone(t *testing.T) {
 	if _, err := os.Stat(live); err == nil {
 		t.Error("a dead loader's directory stayed")
 	}
-	// A directory on another file system is never removed, empty or not.
+	// A directory on another file system holds no set, whatever it
+	// holds: unload removes nothing of it, list lists nothing.
 	plain := t.TempDir()
+	lookalike := filepath.Join(plain, "0123456789abcdef-8MiB")
+	for _, p := range []string{lookalike, filepath.Join(plain, loadingDir+"1-x")} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "map_important"), []byte("keep"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sets, err := ListResident(plain); err != nil || len(sets) != 0 {
+		t.Fatalf("list of a plain directory: %+v, %v", sets, err)
+	}
 	if removed, err := UnloadResident(plain); err != nil || len(removed) != 0 {
 		t.Fatalf("unload of a plain directory: %v, %v", removed, err)
 	}
-	if _, err := os.Stat(plain); err != nil {
-		t.Fatalf("unload removed the plain directory %s", plain)
+	for _, p := range []string{filepath.Join(lookalike, "map_important"), filepath.Join(plain, loadingDir+"1-x", "map_important")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("unload of a plain directory removed %s", p)
+		}
 	}
 }
 
@@ -369,26 +391,50 @@ func TestResidentIncompleteReplaced(t *testing.T) {
 	openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentRequire, ResidentDir: dir})
 }
 
-// A set whose session map was replaced (not memory-mapped) is refused,
-// and the capture loads its own programs: no panic, the reason said.
-func TestResidentBadSessionMapRefused(t *testing.T) {
-	dir := residentDir(t)
-	set := loadResident(t, dir, 0)
-	pin := filepath.Join(set.Dir, pinSession)
-	if err := os.Remove(pin); err != nil {
-		t.Fatal(err)
+// A set whose maps were replaced (the session map not memory-mapped, the
+// counters of another size) is refused, and the capture loads its own
+// programs: no panic, the reason said; status calls it incomplete.
+func TestResidentBadMapsRefused(t *testing.T) {
+	for pin, spec := range map[string]*ebpf.MapSpec{
+		pinSession:  {Type: ebpf.Array, KeySize: 4, ValueSize: 32, MaxEntries: 1},
+		pinCounters: {Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 3},
+	} {
+		dir := residentDir(t)
+		set := loadResident(t, dir, 0)
+		if err := os.Remove(filepath.Join(set.Dir, pin)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ebpf.NewMap(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if err := m.Pin(filepath.Join(set.Dir, pin)); err != nil {
+			t.Fatal(err)
+		}
+		if sets, err := ListResident(dir); err != nil || len(sets) != 1 || sets[0].Complete {
+			t.Fatalf("%s replaced: list %+v, %v", pin, sets, err)
+		}
+		c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentAuto, ResidentDir: dir})
+		if src := c.Programs(); src.Resident || !strings.Contains(src.Fallback, pin) {
+			t.Fatalf("%s replaced: programs %+v, want loaded with a fallback naming it", pin, src)
+		}
 	}
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 32, MaxEntries: 1})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// A BPF file system mounted at the resident directory itself serves; a
+// name with a dot, which such a file system refuses, is said so.
+func TestResidentDirectories(t *testing.T) {
+	mnt := filepath.Dir(residentDir(t))
+	res, err := LoadResident(mnt, 1<<20)
+	if err != nil || !res.Set.Complete || filepath.Dir(res.Set.Dir) != mnt {
+		t.Fatalf("load at a mount root: %+v, %v", res, err)
 	}
-	defer m.Close()
-	if err := m.Pin(pin); err != nil {
-		t.Fatal(err)
+	if _, err := LoadResident(filepath.Join(mnt, "sets.d"), 0); err == nil || !strings.Contains(err.Error(), "refuses names with a dot") {
+		t.Fatalf("load into a name with a dot: %v", err)
 	}
-	c := openCaptureWith(t, Config{CgroupPath: testCgroup(t), Resident: ResidentAuto, ResidentDir: dir})
-	if src := c.Programs(); src.Resident || !strings.Contains(src.Fallback, pinSession) {
-		t.Fatalf("programs %+v, want loaded with a fallback naming %s", src, pinSession)
+	if removed, err := UnloadResident(mnt); err != nil || len(removed) != 1 {
+		t.Fatalf("unload at a mount root: %v, %v", removed, err)
 	}
 }
 

@@ -119,27 +119,43 @@ static __always_inline void count(__u32 class, __u32 kind)
 		__sync_fetch_and_add(v, 1);
 }
 
-static __always_inline bool is_tracked(struct task_struct *t)
+/*
+ * Every program reads the session's generation once, when it starts, and
+ * does everything of that run under it: a run that began before a
+ * resident set passed to the next session (a holder killed while the
+ * program was preempted) tracks, counts and emits for its own session,
+ * never the next one's. What it would still change of the next session's
+ * is refused where it lands: counted only when the generation is still
+ * the session's (count_in), and a record that gets past emit's check is
+ * refused by the reader.
+ */
+static __always_inline bool is_tracked(struct task_struct *t, __u32 gen)
 {
 	struct vigil_task *v = bpf_task_storage_get(&tracked, t, 0, 0);
-	return v && v->gen == session.gen;
+	return v && v->gen == gen;
 }
 
-static __always_inline bool current_tracked(void)
+static __always_inline bool current_tracked(__u32 gen)
 {
-	return is_tracked(bpf_get_current_task_btf());
+	return is_tracked(bpf_get_current_task_btf(), gen);
+}
+
+static __always_inline void count_in(__u32 gen, __u32 class, __u32 kind)
+{
+	if (gen == session.gen)
+		count(class, kind);
 }
 
 /* Marks t as a task of the run; false if the kernel could not store it. */
-static __always_inline bool track(struct task_struct *t)
+static __always_inline bool track(struct task_struct *t, __u32 gen)
 {
 	struct vigil_task *v = bpf_task_storage_get(&tracked, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!v)
 		return false;
-	__u32 gen = session.gen;
 	if (v->gen != gen) {
 		v->gen = gen;
-		__sync_fetch_and_add(&session.live_tasks, 1);
+		if (gen == session.gen)
+			__sync_fetch_and_add(&session.live_tasks, 1);
 	}
 	return true;
 }
@@ -172,7 +188,7 @@ struct slot {
 #define PF_IO_WORKER 0x00000010
 
 /* Takes a free scratch slot of this CPU and fills the header. */
-static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook)
+static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook, __u32 gen)
 {
 	__u32 zero = 0;
 	sl->busy = bpf_map_lookup_elem(&slot_busy, &zero);
@@ -193,7 +209,7 @@ static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook)
 		break;
 	}
 	if (!sl->s) {
-		count(VIGIL_C_BUSY, kind);
+		count_in(gen, VIGIL_C_BUSY, kind);
 		return false;
 	}
 	struct vigil_scratch *s = sl->s;
@@ -204,7 +220,7 @@ static __always_inline bool begin(struct slot *sl, __u32 kind, __u32 hook)
 	s->hdr.tid = (__u32)id;
 	s->hdr.kind = kind;
 	s->hdr.hook = hook;
-	s->hdr.gen = session.gen;
+	s->hdr.gen = gen;
 	s->hdr.flags = 0;
 	s->hdr.len[0] = 0;
 	s->hdr.len[1] = 0;
@@ -517,19 +533,20 @@ static __always_inline void add_cwd(struct slot *sl)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(handle_newtask, struct task_struct *task, unsigned long clone_flags)
 {
+	__u32 gen = session.gen;
 	struct task_struct *cur = bpf_get_current_task_btf();
-	bool inside = is_tracked(cur);
+	bool inside = is_tracked(cur, gen);
 	if (!inside && !cgroup_in_session(BPF_CORE_READ(task, cgroups, dfl_cgrp)))
 		return 0;
-	if (!track(task)) {
-		count(VIGIL_C_UNTRACKED, VIGIL_KIND_FORK);
+	if (!track(task, gen)) {
+		count_in(gen, VIGIL_C_UNTRACKED, VIGIL_KIND_FORK);
 		return 0;
 	}
 	/* io_uring workers get no sched_process_fork: report them here. */
 	if (!(task->flags & PF_IO_WORKER))
 		return 0;
 	struct slot sl;
-	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_TASK_NEWTASK))
+	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_TASK_NEWTASK, gen))
 		return 0;
 	struct vigil_scratch *s = sl.s;
 	s->body.fork.parent_pid = cur->tgid;
@@ -548,11 +565,12 @@ int BPF_PROG(handle_newtask, struct task_struct *task, unsigned long clone_flags
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (!is_tracked(child))
+	__u32 gen = session.gen;
+	if (!is_tracked(child, gen))
 		return 0;
-	bool inside = is_tracked(parent);
+	bool inside = is_tracked(parent, gen);
 	struct slot sl;
-	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_SCHED_PROCESS_FORK))
+	if (!begin(&sl, VIGIL_KIND_FORK, VIGIL_HOOK_SCHED_PROCESS_FORK, gen))
 		return 0;
 	struct vigil_scratch *s = sl.s;
 	if (!inside) {
@@ -570,10 +588,11 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (!is_tracked(p))
+	__u32 gen = session.gen;
+	if (!is_tracked(p, gen))
 		return 0;
 	struct slot sl;
-	if (!begin(&sl, VIGIL_KIND_EXEC, VIGIL_HOOK_SCHED_PROCESS_EXEC))
+	if (!begin(&sl, VIGIL_KIND_EXEC, VIGIL_HOOK_SCHED_PROCESS_EXEC, gen))
 		return 0;
 	struct vigil_scratch *s = sl.s;
 	struct file *f = BPF_CORE_READ(bprm, file);
@@ -615,16 +634,18 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *p)
 {
-	if (!is_tracked(p))
+	__u32 gen = session.gen;
+	if (!is_tracked(p, gen))
 		return 0;
 	struct slot sl;
-	if (begin(&sl, VIGIL_KIND_EXIT, VIGIL_HOOK_SCHED_PROCESS_EXIT)) {
+	if (begin(&sl, VIGIL_KIND_EXIT, VIGIL_HOOK_SCHED_PROCESS_EXIT, gen)) {
 		sl.s->body.exit.exit_code = BPF_CORE_READ(p, exit_code);
 		sl.s->body.exit.group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 		emit(&sl, VIGIL_KIND_EXIT);
 	}
 	/* After the record: once live_tasks is 0 every exit is in the ring. */
-	__sync_fetch_and_add(&session.live_tasks, -1);
+	if (gen == session.gen)
+		__sync_fetch_and_add(&session.live_tasks, -1);
 	return 0;
 }
 
@@ -634,15 +655,16 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(handle_migrate, struct cgroup *dst, const char *path, struct task_struct *task, bool threadgroup)
 {
-	bool was = is_tracked(task);
+	__u32 gen = session.gen;
+	bool was = is_tracked(task, gen);
 	bool dfl = BPF_CORE_READ(dst, root) == BPF_CORE_READ(task, cgroups, dfl_cgrp, root);
 	bool into = dfl && cgroup_in_session(dst);
 	if (!was && !into)
 		return 0;
-	if (!was && !track(task))
-		count(VIGIL_C_UNTRACKED, VIGIL_KIND_CGROUP_MIGRATE);
+	if (!was && !track(task, gen))
+		count_in(gen, VIGIL_C_UNTRACKED, VIGIL_KIND_CGROUP_MIGRATE);
 	struct slot sl;
-	if (!begin(&sl, VIGIL_KIND_CGROUP_MIGRATE, VIGIL_HOOK_CGROUP_ATTACH_TASK))
+	if (!begin(&sl, VIGIL_KIND_CGROUP_MIGRATE, VIGIL_HOOK_CGROUP_ATTACH_TASK, gen))
 		return 0;
 	struct vigil_scratch *s = sl.s;
 	__u64 id = bpf_get_current_pid_tgid();
@@ -918,10 +940,11 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	/* 32-bit and x32 calls are counted under the kind they would be, not
 	 * decoded. */
+	__u32 gen = session.gen;
 	if (x32 || compat_syscall(regs)) {
 		struct vigil_sysdesc *c = x32 ? &ent->native : &ent->compat;
-		if (c->op != VIGIL_OP_NONE && c->kind < VIGIL_NKINDS && current_tracked())
-			count(VIGIL_C_COMPAT, c->kind);
+		if (c->op != VIGIL_OP_NONE && c->kind < VIGIL_NKINDS && current_tracked(gen))
+			count_in(gen, VIGIL_C_COMPAT, c->kind);
 		return 0;
 	}
 	struct vigil_sysdesc *d = &ent->native;
@@ -929,7 +952,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (d->op == VIGIL_OP_EXEC && ret >= 0)
 		return 0; /* a successful exec is sched_process_exec's */
-	if (!current_tracked())
+	if (!current_tracked(gen))
 		return 0;
 	if (stop_stage == VIGIL_STAGE_TRACKED)
 		return 0;
@@ -953,7 +976,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		kind = VIGIL_KIND_RMDIR; /* unlinkat(AT_REMOVEDIR) */
 
 	struct slot sl;
-	if (!begin(&sl, kind, VIGIL_HOOK_SYS_EXIT))
+	if (!begin(&sl, kind, VIGIL_HOOK_SYS_EXIT, gen))
 		return 0;
 	if (stop_stage == VIGIL_STAGE_BEGIN) {
 		release(&sl);
@@ -999,11 +1022,12 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, struct io_uring_cqe *cqe)
 {
-	if (!req_ || !current_tracked())
+	__u32 gen = session.gen;
+	if (!req_ || !current_tracked(gen))
 		return 0;
 	struct io_kiocb *req = req_;
 	struct slot sl;
-	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE))
+	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE, gen))
 		return 0;
 	struct vigil_iouring *u = &sl.s->body.iouring;
 	__u8 op = BPF_CORE_READ(req, opcode);
