@@ -47,11 +47,13 @@ run by construction do not count:
   run-id    each archive's own run id becomes {run}
   proc-pid  /proc/PID[/task/TID] becomes /proc/{pid}[/task/{tid}]
   mktemp    tmp.XXXXXXXXXX becomes tmp.{rand}
+  vigil-sdk the pid in vigil's own SDK event log, vigil-sdk-PID-..., becomes
+            {pid}, however short
   hex       16 or more lowercase hex digits become {hex}
   number    4 or more decimal digits become {n} (temporary directory
             suffixes, numbered worker files), except after a "."
             (library versions such as libacl.so.1.1.2301 stay)
-The last four apply to paths only (IP ports are compared as they are);
+The last five apply to paths only (IP ports are compared as they are);
 --no-default-rules turns them off. --normalize REGEX=REPLACEMENT adds a rule
 (Go regexp syntax, split at the last "=", applied to every object before
 the defaults, so it sees names as recorded; endpoints read "inet:ADDR:PORT",

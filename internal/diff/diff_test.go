@@ -23,6 +23,9 @@ func TestNormalizerObject(t *testing.T) {
 		{"/proc/self/maps", "/proc/self/maps"},
 		{"/tmp/tmp.AbCdEf1234/x", "/tmp/tmp.{rand}/x"},
 		{"/tmp/vigil-sdk-53f5ff5564536f65-3470286872.ndjson", "/tmp/vigil-sdk-{run}-{n}.ndjson"},
+		// vigil's pid, 3 digits once pids wrap: not left to "number".
+		{"/tmp/vigil-sdk-352-53f5ff5564536f65-3470286872.ndjson", "/tmp/vigil-sdk-{pid}-{run}-{n}.ndjson"},
+		{"/tmp/vigil-sdk-123456-53f5ff5564536f65-3470286872.ndjson", "/tmp/vigil-sdk-{pid}-{run}-{n}.ndjson"},
 		{"/tmp/ag/w/workers/w-0000003", "/tmp/ag/w/workers/w-{n}"},
 		{"/repo/.git/objects/ab/cdef0123456789abcdef0123", "/repo/.git/objects/ab/{hex}"},
 		{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"},

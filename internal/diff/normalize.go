@@ -34,6 +34,8 @@ const RunIDToken = "{run}"
 // make names that differ only by what the run happened to be given equal:
 //   - proc-pid: /proc/PID and /proc/PID/task/TID become /proc/{pid}(/task/{tid});
 //   - mktemp: mktemp's tmp.XXXXXXXXXX becomes tmp.{rand};
+//   - vigil-sdk: the pid in vigil's own private SDK event log
+//     (/tmp/vigil-sdk-PID-RUN-N.ndjson) becomes {pid}, however short;
 //   - hex: runs of 16 or more lowercase hex digits (ids, hashes) become {hex};
 //   - number: runs of 4 or more decimal digits (temporary directory
 //     suffixes, pids in names, numbered worker files) become {n}, except
@@ -45,6 +47,7 @@ func DefaultRules() []Rule {
 		{Name: "proc-pid", Pattern: regexp.MustCompile(`^/proc/[0-9]+/task/[0-9]+(/|$)`), Replace: "/proc/{pid}/task/{tid}$1", PathsOnly: true},
 		{Name: "proc-pid", Pattern: regexp.MustCompile(`^/proc/[0-9]+(/|$)`), Replace: "/proc/{pid}$1", PathsOnly: true},
 		{Name: "mktemp", Pattern: regexp.MustCompile(`(^|/)tmp\.[A-Za-z0-9]{6,}(/|$)`), Replace: "${1}tmp.{rand}$2", PathsOnly: true},
+		{Name: "vigil-sdk", Pattern: regexp.MustCompile(`(^|/)vigil-sdk-[0-9]+-`), Replace: "${1}vigil-sdk-{pid}-", PathsOnly: true},
 		{Name: "hex", Pattern: regexp.MustCompile(`[0-9a-f]{16,}`), Replace: "{hex}", PathsOnly: true},
 		{Name: "number", Pattern: regexp.MustCompile(`(^|[^.0-9])[0-9]{4,}`), Replace: "${1}{n}", PathsOnly: true},
 	}
