@@ -70,7 +70,13 @@ build after "$root"
 if [[ -n ${BEFORE:-} ]]; then
 	git -C "$root" worktree add --detach "$work/before-src" "$BEFORE" >/dev/null 2>&1
 	cp "$root/internal/capture/bench_test.go" "$root/internal/capture/helpers_test.go" "$work/before-src/internal/capture/"
-	build before "$work/before-src"
+	if ! build before "$work/before-src" 2>"$work/before-build.log"; then
+		# The working tree's benchmarks use the capture's newer API: the
+		# revision's own benchmark source it is, said so.
+		echo "perf-capture.sh: $BEFORE does not build with the working tree's benchmarks; using its own" >&2
+		git -C "$work/before-src" checkout -q -- internal/capture
+		build before "$work/before-src"
+	fi
 	variants=(before after)
 fi
 
