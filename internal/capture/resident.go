@@ -469,7 +469,11 @@ func describeSet(dir, name string) (ResidentSet, error) {
 		s.Complete = s.Complete && (!pr.required || progs[pr.prog] != nil)
 	}
 	var ids map[ebpf.ProgramID]string
-	attached, err := attachedTo(progs, &ids)
+	attached, err := linkedTo(progs, &ids)
+	for i := 0; i < 20 && errors.Is(err, unix.EAGAIN); i++ {
+		time.Sleep(5 * time.Millisecond) // a link being freed: it goes soon
+		attached, err = linkedTo(progs, &ids)
+	}
 	s.Busy = err == nil && attached != ""
 	return s, nil
 }
@@ -779,24 +783,34 @@ func checkMaps(events, counters, session *ebpf.Map, size uint32) (sessionState, 
 
 // awaitUnattached makes sure no link uses the set's programs: a holder the
 // kernel killed releases its flock and its links as it exits, in no
-// promised order. It waits up to 100 ms for such links to go.
+// promised order. It waits up to half a second for such links to go, and
+// for any link the kernel is freeing (which cannot be opened to see whose
+// it is, and stops the listing) to be gone.
 func awaitUnattached(progs map[string]*ebpf.Program) error {
 	var ids map[ebpf.ProgramID]string
-	deadline := time.Now().Add(100 * time.Millisecond)
+	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
-		attached, err := attachedTo(progs, &ids)
-		if err != nil {
+		attached, err := linkedTo(progs, &ids)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			attached = "(a link being freed)"
+		case err != nil:
 			return err
-		}
-		if attached == "" {
+		case attached == "":
 			return nil
 		}
 		if time.Now().After(deadline) {
+			if err != nil {
+				return err
+			}
 			return fmt.Errorf("program %s is attached by another process", attached)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// linkedTo is attachedTo; a test replaces it.
+var linkedTo = attachedTo
 
 // programIDs maps the kernel's id of each program to its name.
 func programIDs(progs map[string]*ebpf.Program) (map[ebpf.ProgramID]string, error) {

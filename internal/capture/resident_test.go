@@ -460,6 +460,30 @@ func TestResidentReleasedAtFinish(t *testing.T) {
 	}
 }
 
+// A link the kernel is freeing cannot be opened, and stops the listing of
+// links (EAGAIN): taking a set waits for it to go (it was seen failing a
+// take while other tests detached links), and says so if it never does.
+func TestAwaitUnattachedLinkBeingFreed(t *testing.T) {
+	defer func(f func(map[string]*ebpf.Program, *map[ebpf.ProgramID]string) (string, error)) { linkedTo = f }(linkedTo)
+	calls := 0
+	linkedTo = func(map[string]*ebpf.Program, *map[ebpf.ProgramID]string) (string, error) {
+		calls++
+		if calls < 3 {
+			return "", fmt.Errorf("list the kernel's links: get link fd from ID 7: %w", unix.EAGAIN)
+		}
+		return "", nil
+	}
+	if err := awaitUnattached(nil); err != nil || calls != 3 {
+		t.Fatalf("after two listings stopped by a link being freed: %v (%d listings)", err, calls)
+	}
+	linkedTo = func(map[string]*ebpf.Program, *map[ebpf.ProgramID]string) (string, error) {
+		return "", fmt.Errorf("list the kernel's links: %w", unix.EAGAIN)
+	}
+	if err := awaitUnattached(nil); !errors.Is(err, unix.EAGAIN) {
+		t.Fatalf("a link never freed: %v", err)
+	}
+}
+
 // Hostile: a task of an earlier session, still alive and busy outside any
 // session, is not the next session's, though the same programs serve it
 // and its tracked entry lives on.
