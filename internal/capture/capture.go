@@ -193,8 +193,10 @@ func Open(cfg Config) (c *Capture, err error) {
 	t := time.Now()
 	missing := map[string]string{}
 	if cfg.Resident != ResidentOff && cfg.stopStage == 0 {
-		c.source.Set = setName(size)
 		r, rerr := takeResident(cfg.ResidentDir, size)
+		if rerr == nil || !errors.Is(rerr, errResidentAbsent) || errors.As(rerr, new(*thereError)) {
+			c.source.Set = setName(size)
+		}
 		switch {
 		case rerr == nil:
 			c.objs = r.objects()

@@ -29,6 +29,9 @@ func residentPresent(cfg Config) bool {
 	if dir == "" {
 		dir = DefaultResidentDir
 	}
+	if _, err := os.Stat(dir); err != nil {
+		return false // on most hosts: and the set's name is not worked out
+	}
 	_, err = os.Stat(filepath.Join(dir, setName(size)))
 	return err == nil
 }
@@ -36,14 +39,7 @@ func residentPresent(cfg Config) bool {
 // absentError says that this binary has no set for a ring of size bytes in
 // dir, how to load one, and which sets are there instead.
 func absentError(dir string, size uint32) error {
-	load := "vigil resident load"
-	if size != DefaultRingSize {
-		load += " --ring-size " + sizeName(size)
-	}
-	if dir != DefaultResidentDir {
-		load += " --resident-dir " + dir
-	}
-	err := fmt.Errorf("%w %s in %s (%s)", errResidentAbsent, setName(size), dir, load)
+	err := fmt.Errorf("%w %s in %s (%s)", errResidentAbsent, setName(size), dir, loadHint(dir, size))
 	if names, _ := setNames(dir); len(names) > 0 {
 		own := hex.EncodeToString(loaderIdentity()[:8]) + "-"
 		var there []string
@@ -57,6 +53,19 @@ func absentError(dir string, size uint32) error {
 		err = &thereError{err, strings.Join(there, ", ")}
 	}
 	return err
+}
+
+// loadHint is the command that loads the set a capture of a ring of size
+// bytes takes from dir.
+func loadHint(dir string, size uint32) string {
+	load := "vigil resident load"
+	if size != DefaultRingSize {
+		load += " --ring-size " + sizeName(size)
+	}
+	if dir != DefaultResidentDir {
+		load += " --resident-dir " + dir
+	}
+	return load
 }
 
 // thereError is an absent set's error when other sets are there: not a
@@ -106,6 +115,12 @@ func (r *residentObjects) close() {
 func takeResident(dir string, size uint32) (_ *residentObjects, err error) {
 	if dir == "" {
 		dir = DefaultResidentDir
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		// No set anywhere: said without working out this binary's set
+		// name (hashing the object and reading the build ID), which
+		// every record of a host without sets would pay for.
+		return nil, fmt.Errorf("%w in %s (%s)", errResidentAbsent, dir, loadHint(dir, size))
 	}
 	name := setName(size)
 	p := filepath.Join(dir, name)
