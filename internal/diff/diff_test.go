@@ -70,10 +70,9 @@ func TestCompareItselfIsEqual(t *testing.T) {
 }
 
 func TestCompareFindsNewFileAndCountChange(t *testing.T) {
-	a := bundleWith(t, 20, 2, "aaaaaaaaaaaaaaaa")
 	b := bundleWith(t, 30, 2, "bbbbbbbbbbbbbbbb", readOf("/etc/passwd"), readOf("/tmp/out-bbbbbbbbbbbbbbbb.log"))
 	// The same temp log name in A, with A's run id: not a difference.
-	a = bundleWith(t, 20, 2, "aaaaaaaaaaaaaaaa", readOf("/tmp/out-aaaaaaaaaaaaaaaa.log"))
+	a := bundleWith(t, 20, 2, "aaaaaaaaaaaaaaaa", readOf("/tmp/out-aaaaaaaaaaaaaaaa.log"))
 	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
 	if r.Equal || r.Incomplete {
 		t.Fatalf("equal=%v incomplete=%v", r.Equal, r.Incomplete)
