@@ -282,7 +282,7 @@ func renderMarkdown(rep *report) string {
 	b.WriteString("- Lost is what the observer itself reports losing: vigil's ring-buffer drops, bpftrace's \"Lost N events\", the kernel's audit lost counter (which counts records, and an event has several: SYSCALL, CWD, PATH, PROCTITLE; the captured column says whether whole events went missing); strace cannot lose events (it stops the tracee), so n/a.\n")
 	b.WriteString("- Peak RSS: ru_maxrss of the observer's command, from GNU time (the largest process of its tree, so never below tar's own, shown on the bare rows; every arm, bare included, runs under GNU time); for auditd the daemon's VmHWM, reset before each sample. Kernel memory (BPF maps and ring buffers, the audit backlog) is not included.\n")
 	for _, r := range rep.Results {
-		if r.Observer != "vigil" {
+		if !strings.HasPrefix(r.Observer, "vigil") {
 			continue
 		}
 		seen := map[string]int{}

@@ -96,7 +96,7 @@ type options struct {
 	filesPerDir int
 }
 
-var allObservers = []string{"bare", "vigil", "strace", "bpftrace", "auditd"}
+var allObservers = []string{"bare", "vigil", "vigil-resident", "strace", "bpftrace", "auditd"}
 
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
@@ -167,6 +167,8 @@ func newObserver(name string) observer {
 		return bare{}
 	case "vigil":
 		return vigilRecord{}
+	case "vigil-resident":
+		return &vigilResident{}
 	case "strace":
 		return straceObserver{}
 	case "bpftrace":
@@ -226,7 +228,7 @@ func run(args []string) (err error) {
 	if err := ensureInstalled(ctx, o.install, []string{"time"}, gnuTime); err != nil {
 		return fmt.Errorf("GNU time measures every command's peak memory: %w", err)
 	}
-	if slices.Contains(o.observers, "vigil") {
+	if slices.Contains(o.observers, "vigil") || slices.Contains(o.observers, "vigil-resident") {
 		if h.vigil, err = vigilBinary(ctx, o.vigil, work); err != nil {
 			return err
 		}

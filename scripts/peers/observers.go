@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"vigil/internal/archive"
 	"vigil/internal/cgroup"
 )
@@ -166,11 +168,55 @@ func (vigilRecord) version(ctx context.Context, h *harness) string {
 	return toolVersion(ctx, h.vigil, "--version")
 }
 func (vigilRecord) command(h *harness) string {
-	return "vigil record --archive OUT.tar.gz -- tar -xf ARCHIVE -C DEST"
+	return "vigil record --programs load --archive OUT.tar.gz -- tar -xf ARCHIVE -C DEST"
+}
+
+// vigilResident is vigil record taking a resident set, which setup loads
+// (vigil resident load) into a BPF file system mounted for it.
+type vigilResident struct{ dir string }
+
+func (*vigilResident) name() string { return "vigil-resident" }
+func (v *vigilResident) setup(ctx context.Context, h *harness) error {
+	mnt := filepath.Join(h.work, "bpf")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("bpf", mnt, "bpf", 0, "mode=0700"); err != nil {
+		return fmt.Errorf("mount a BPF file system: %w", err)
+	}
+	v.dir = filepath.Join(mnt, "vigil")
+	if out, err := exec.CommandContext(ctx, h.vigil, "resident", "load", "--resident-dir", v.dir).CombinedOutput(); err != nil {
+		unix.Unmount(mnt, 0)
+		v.dir = ""
+		return fmt.Errorf("vigil resident load: %v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+func (v *vigilResident) teardown(h *harness) {
+	if v.dir == "" {
+		return
+	}
+	exec.Command(h.vigil, "resident", "unload", "--resident-dir", v.dir).Run()
+	unix.Unmount(filepath.Dir(v.dir), 0)
+}
+func (*vigilResident) version(ctx context.Context, h *harness) string {
+	return toolVersion(ctx, h.vigil, "--version")
+}
+func (*vigilResident) command(h *harness) string {
+	return "vigil record --programs resident --archive OUT.tar.gz -- tar -xf ARCHIVE -C DEST (after vigil resident load)"
+}
+func (v *vigilResident) run(ctx context.Context, h *harness, j job) (sample, error) {
+	return runVigil(ctx, h, j, []string{"--programs", "resident", "--resident-dir", v.dir}, "resident")
 }
 func (vigilRecord) run(ctx context.Context, h *harness, j job) (sample, error) {
+	return runVigil(ctx, h, j, []string{"--programs", "load"}, "loaded")
+}
+
+// runVigil times vigil record with flags, and requires that its programs
+// came from where source says (run.json capture_programs).
+func runVigil(ctx context.Context, h *harness, j job, flags []string, source string) (sample, error) {
 	out := filepath.Join(j.out, "run.tar.gz")
-	argv := append([]string{h.vigil, "record", "--archive", out, "--"}, h.tarArgv(j)...)
+	argv := append(append(append([]string{h.vigil, "record"}, flags...), "--archive", out, "--"), h.tarArgv(j)...)
 	wall, rss, err := h.timed(ctx, argv)
 	s := sample{WallNS: wall.Nanoseconds(), MaxRSSKiB: rss}
 	if err != nil {
@@ -179,6 +225,9 @@ func (vigilRecord) run(ctx context.Context, h *harness, j job) (sample, error) {
 	a, err := archive.Open(out)
 	if err != nil {
 		return s, fmt.Errorf("vigil archive %s: %w", out, err)
+	}
+	if p := a.Bundle.Run.Programs; p == nil || p.Source != source {
+		return s, fmt.Errorf("vigil archive %s: programs %+v, want %s", out, p, source)
 	}
 	s = withCounts(s, countVigil(a.Bundle))
 	k := a.Bundle.Health.KernelLayer
