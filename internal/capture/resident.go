@@ -84,16 +84,6 @@ type ProgramSource struct {
 	StaleRecords uint64
 }
 
-// ResidentSetName names the set this binary's programs make with a ring
-// of n bytes (0: the default).
-func ResidentSetName(n int) (string, error) {
-	size, err := ringSize(n)
-	if err != nil {
-		return "", err
-	}
-	return setName(size), nil
-}
-
 // setName names the set of this binary for a ring of size bytes: a hash
 // of everything else that decides what the pinned programs do
 // (loaderIdentity), the same for every ring size, and the ring size.

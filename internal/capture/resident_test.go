@@ -179,7 +179,7 @@ func TestResidentPerRingSize(t *testing.T) {
 		!strings.Contains(err.Error(), "vigil resident load --ring-size 2MiB --resident-dir "+dir) {
 		t.Fatalf("require a 2 MiB set: %v", err)
 	}
-	if big, _ := ResidentSetName(0); strings.Split(big, "-")[0] != strings.Split(small.Name, "-")[0] {
+	if big := setName(DefaultRingSize); strings.Split(big, "-")[0] != strings.Split(small.Name, "-")[0] {
 		t.Fatalf("sets %s and %s of one binary differ beyond their ring size", big, small.Name)
 	}
 	c = openCaptureWith(t, Config{CgroupPath: testCgroup(t), RingSize: 1 << 20, Resident: ResidentRequire, ResidentDir: dir})

@@ -11,7 +11,8 @@ import (
 )
 
 // bssSection is the map holding the programs' zero-initialised globals:
-// only struct vigil_session session, at offset 0 (TestSessionIsAloneInBSS).
+// struct vigil_session session first, at offset 0, sharing its bytes with
+// nothing (TestSessionIsAloneInBSS).
 const bssSection = ".bss"
 
 // sessionState reads and writes the programs' struct vigil_session in the

@@ -107,8 +107,9 @@ volatile const __u32 stop_stage = VIGIL_STAGE_ALL;
 
 /* Set by the loader before each session, and by user space when the drain
  * starts (closed): tracked tasks still alive (outside the session cgroup)
- * are counted, not recorded, from then on. The only variable in .bss, so
- * at offset 0 of that map (TestSessionIsAloneInBSS). */
+ * are counted, not recorded, from then on. The first variable of .bss,
+ * at offset 0 of that map, sharing its bytes with nothing
+ * (TestSessionIsAloneInBSS). */
 struct vigil_session session = {};
 
 static __always_inline void count(__u32 class, __u32 kind)
