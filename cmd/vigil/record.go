@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -169,6 +170,7 @@ Exit codes:
 			if !quiet {
 				o.Log = os.Stderr
 			}
+			recordGC()
 			res, err := runner.Record(context.Background(), o)
 			if err != nil {
 				var re *runner.Error
@@ -252,5 +254,16 @@ func exportRecorded(path string, t otlpexport.Target, quiet bool) {
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "vigil: %v (the archive %s is complete; retry with vigil export %s --otlp-endpoint %s)\n", err, path, path, t.Endpoint)
+	}
+}
+
+// recordGC collects record's garbage twice as often as Go's default unless
+// GOGC says otherwise: record's live heap is small (about 10 MiB through a
+// run of 300,000 events) and its garbage comes at the event rate, so the
+// default lets its peak reach twice the live heap; the cost is about 1%
+// more CPU in record, none in the command (scripts/perf-capture.sh tar).
+func recordGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
 	}
 }

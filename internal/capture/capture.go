@@ -270,7 +270,7 @@ func Open(cfg Config) (c *Capture, err error) {
 // optional programs this kernel has no hook for, and why.
 func load(size uint32, stage vigilBPFVigilStage) (coll *ebpf.Collection, missing map[string]string, err error) {
 	warm()
-	parsed, err := embeddedSpec()
+	parsed, err := embeddedSpec.get()
 	if err != nil {
 		return nil, nil, fmt.Errorf("capture: parse embedded BPF object: %w", err)
 	}

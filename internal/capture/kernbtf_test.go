@@ -16,7 +16,7 @@ import (
 // the programs read must be there.
 func TestProjectedKernelTypes(t *testing.T) {
 	testenv.RequireRoot(t)
-	kt, err := kernelTypes()
+	kt, err := kernelTypes.get()
 	if err != nil {
 		t.Fatal(err)
 	}

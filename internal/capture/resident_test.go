@@ -589,7 +589,7 @@ func TestResidentStaleRecordsDiscarded(t *testing.T) {
 // The session state must be where sessionState reads it: at offset 0 of
 // .bss, with the generated layout's size, sharing its bytes with nothing.
 func TestSessionIsAloneInBSS(t *testing.T) {
-	spec, err := embeddedSpec()
+	spec, err := embeddedSpec.get()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,29 +10,56 @@ import (
 	"github.com/cilium/ebpf/btf"
 )
 
-// embeddedSpec parses the embedded BPF object once per process; each Open
-// works on a copy.
-var embeddedSpec = sync.OnceValues(loadVigilBPF)
+// parsed is a value built once and kept for later Opens in the process,
+// until ReleaseCaches forgets it (sync.OnceValues cannot forget).
+type parsed[T any] struct {
+	build func() (T, error)
+	mu    sync.Mutex
+	done  bool
+	v     T
+	err   error
+}
+
+func (p *parsed[T]) get() (T, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.v, p.err = p.build()
+		p.done = true
+	}
+	return p.v, p.err
+}
+
+func (p *parsed[T]) forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var zero T
+	p.v, p.err, p.done = zero, nil, false
+}
+
+// embeddedSpec parses the embedded BPF object; each Open works on a copy.
+var embeddedSpec = &parsed[*ebpf.CollectionSpec]{build: loadVigilBPF}
 
 // kernelTypes is the projection of the kernel's BTF onto the types the
-// programs use (see projectKernelTypes), built once per process.
-var kernelTypes = sync.OnceValues(func() (*btf.Spec, error) {
-	spec, err := embeddedSpec()
+// programs use (see projectKernelTypes).
+var kernelTypes = &parsed[*btf.Spec]{build: func() (*btf.Spec, error) {
+	spec, err := embeddedSpec.get()
 	if err != nil {
 		return nil, err
 	}
 	return projectKernelTypes(btfPath, spec)
-})
+}}
 
 // kernelBTF is the general-purpose parse of the kernel's BTF: it finds the
 // functions and tracepoints the programs attach to, and resolves CO-RE if
-// the projection fails. Shared by every Open in the process, so it is
-// parsed at most once.
-var kernelBTF = btf.NewCache()
+// the projection fails. Shared by every Open until ReleaseCaches, so it is
+// parsed at most once meanwhile.
+var kernelBTF = &parsed[*btf.Cache]{build: func() (*btf.Cache, error) { return btf.NewCache(), nil }}
 
-// kernelSpec indexes the kernel's BTF by name once per process.
-var kernelSpec = sync.OnceValues(func() (*btf.Spec, error) {
-	k, err := kernelBTF.Kernel()
+// kernelSpec indexes the kernel's BTF by name.
+var kernelSpec = &parsed[*btf.Spec]{build: func() (*btf.Spec, error) {
+	cache, _ := kernelBTF.get()
+	k, err := cache.Kernel()
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +68,18 @@ var kernelSpec = sync.OnceValues(func() (*btf.Spec, error) {
 	var td *btf.Typedef
 	_ = k.TypeByName("btf_trace_sys_exit", &td)
 	return k, nil
-})
+}}
+
+// ReleaseCaches frees what loading programs parsed and keeps for later
+// Opens in the process: the embedded object and the kernel's BTF, several
+// MiB of heap that a process opening one capture (vigil record) would
+// otherwise carry through the run. A later Open parses them again.
+func ReleaseCaches() {
+	embeddedSpec.forget()
+	kernelTypes.forget()
+	kernelSpec.forget()
+	kernelBTF.forget()
+}
 
 var warmOnce sync.Once
 
@@ -51,25 +89,26 @@ var warmOnce sync.Once
 // Open then finds them done, or waits for them.
 func warm() {
 	warmOnce.Do(func() {
-		go kernelTypes()
-		go kernelSpec()
+		go kernelTypes.get()
+		go kernelSpec.get()
 	})
 }
 
 // loadOptions resolves CO-RE against the projected kernel types, or
 // against the full kernel BTF if the projection could not be built.
 func loadOptions() *ebpf.CollectionOptions {
-	kernelSpec() // the attach targets are looked up in it
-	if kt, err := kernelTypes(); err == nil {
-		return &ebpf.CollectionOptions{Cache: kernelBTF, Programs: ebpf.ProgramOptions{KernelTypes: kt}}
+	kernelSpec.get() // the attach targets are looked up in it
+	cache, _ := kernelBTF.get()
+	if kt, err := kernelTypes.get(); err == nil {
+		return &ebpf.CollectionOptions{Cache: cache, Programs: ebpf.ProgramOptions{KernelTypes: kt}}
 	}
-	return &ebpf.CollectionOptions{Cache: kernelBTF}
+	return &ebpf.CollectionOptions{Cache: cache}
 }
 
 // haveKernelTarget reports whether the kernel has the BTF tracepoint p
 // attaches to.
 func haveKernelTarget(p probe) error {
-	k, err := kernelSpec()
+	k, err := kernelSpec.get()
 	if err != nil {
 		return fmt.Errorf("kernel BTF: %w", err)
 	}

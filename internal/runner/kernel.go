@@ -26,6 +26,9 @@ func (b kernelBackend) Open(dir string, ringSize int, sink func([]wire.Kernel)) 
 	cfg := b.config()
 	cfg.CgroupPath, cfg.RingSize, cfg.Sink = dir, ringSize, sink
 	c, err := capture.Open(cfg)
+	// A record opens one capture: what loading parsed (the BPF object,
+	// the kernel's BTF) would stay in its heap through the run.
+	capture.ReleaseCaches()
 	if err != nil {
 		return nil, err
 	}
