@@ -255,6 +255,16 @@ func appendKernel(b []byte, e *wire.Kernel) []byte {
 		}
 		b = append(b, '}')
 	}
+	if len(e.Incomplete) > 0 {
+		b = append(b, `,"incomplete":[`...)
+		for i, part := range e.Incomplete {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, part)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}', '\n')
 }
 

@@ -324,6 +324,20 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			lied.KernelLayer = b.Health.KernelLayer
 			b.Health = lied
 		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) of the run were not seen exiting: still alive when the capture closed"}},
+		{"an event lacks a part that health does not count", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv}
+		}), evidence.EntryHealth, []string{"read_fault_causes is missing but 1 layers/kernel.ndjson events lack a part"}},
+		{"health counts more read faults than events lack parts", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv}
+			b.Health.ReadFaults, b.Health.ReadFaultCauses = 2, map[string]uint64{wire.IncompleteArgv: 2}
+		}), evidence.EntryHealth, []string{"read_faults is 2 but 1 layers/kernel.ndjson events lack a part"}},
+		{"health names another part than the event lacks", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompletePath}
+			b.Health.ReadFaults, b.Health.ReadFaultCauses = 1, map[string]uint64{wire.IncompleteArgv: 1}
+		}), evidence.EntryHealth, []string{`read_fault_causes is {"argv_truncated":1} but layers/kernel.ndjson derives {"path_truncated":1}`}},
+		{"an event lacks a part nobody knows", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{"half_there"}
+		}), evidence.EntryHealth, []string{"read_fault_causes is missing but 1 layers/kernel.ndjson events lack a part"}},
 		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
 			b.Health.Counts[wire.KindExec] = 2
 		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},

@@ -121,7 +121,7 @@ func bodyAs[T any](r *record) *T { return (*T)(r.body) }
 // decodeInto decodes one ring-buffer record into *ev and reports whether a
 // part of it is missing: a memory read failed or a string did not fit.
 // Errors name what was wrong with the record; *ev is then left as it was.
-func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (fault bool, err error) {
+func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (incomplete bool, err error) {
 	if len(b) < recFixedSize {
 		return false, fmt.Errorf("record of %d bytes is shorter than the %d-byte header", len(b), recFixedSize)
 	}
@@ -169,11 +169,13 @@ func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (fault bool, err error) 
 		Comm:     d.comm(unsafe.Slice((*byte)(unsafe.Pointer(&r.hdr.Comm[0])), len(r.hdr.Comm))),
 		IOWorker: r.flag(vigilBPFVigilFlagVIGIL_F_IO_WORKER),
 	}
-	fault = r.flag(vigilBPFVigilFlagVIGIL_F_FAULT)
-	var cut bool
+	var miss missing
+	if r.flag(vigilBPFVigilFlagVIGIL_F_FAULT) {
+		miss = missRead
+	}
 	switch kind {
 	case wire.KindExec:
-		cut = d.exec(ev, &r)
+		miss |= d.exec(ev, &r)
 	case wire.KindFork:
 		x := bodyAs[vigilBPFVigilFork](&r)
 		f := slot(&d.forks)
@@ -200,25 +202,69 @@ func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (fault bool, err error) 
 			WasTracked: x.WasTracked != 0, DefaultHierarchy: x.DefaultHierarchy != 0,
 			IntoSession: x.IntoSession != 0, Threadgroup: x.Threadgroup != 0,
 		}
-		cut = r.strFlag(0, vigilBPFVigilFlagVIGIL_F_STR_TRUNC)
+		if r.strFlag(0, vigilBPFVigilFlagVIGIL_F_STR_TRUNC) {
+			miss |= missPath
+		}
 	case wire.KindIOUring:
-		cut = d.ioUring(ev, &r)
+		miss |= d.ioUring(ev, &r)
 	case wire.KindOpen:
-		cut = d.open(ev, &r)
+		miss |= d.open(ev, &r)
 	case wire.KindExecFailed:
 		x := bodyAs[vigilBPFVigilSys](&r)
-		n, c := d.name(&r, 0)
+		n, m := d.name(&r, 0)
 		ev.ExecFailed = &wire.ExecFailed{Syscall: syscallName(x.Nr), Ret: x.Ret, Name: n}
-		cut = c
+		miss |= m
 	case wire.KindConnect, wire.KindSend, wire.KindBind, wire.KindListen:
 		ev.Net = d.net(&r)
 	default:
-		cut = d.fileOp(ev, &r)
+		miss |= d.fileOp(ev, &r)
 	}
 	if what := outOfRange(ev); what != "" {
 		return false, fmt.Errorf("%s record has an impossible %s", kind, what)
 	}
-	return fault || cut, nil
+	ev.Incomplete = incompleteLists[miss]
+	return miss != 0, nil
+}
+
+// missing is a set of the parts an event lacks: bit i stands for
+// wire.IncompleteParts[i].
+type missing uint8
+
+const (
+	missRead missing = 1 << iota
+	missPath
+	missName
+	missArgv
+	missAll = missRead | missPath | missName | missArgv
+)
+
+// incompleteLists holds Kernel.Incomplete for every set of parts, made
+// once and shared read-only by the events: nil for none.
+var incompleteLists = func() (l [missAll + 1][]string) {
+	for m := missing(1); m <= missAll; m++ {
+		for i, part := range wire.IncompleteParts {
+			if m&(1<<i) != 0 {
+				l[m] = append(l[m], part)
+			}
+		}
+	}
+	return l
+}()
+
+// pathCut is missPath when cut.
+func pathCut(cut bool) missing {
+	if cut {
+		return missPath
+	}
+	return 0
+}
+
+// nameCut is missName when cut.
+func nameCut(cut bool) missing {
+	if cut {
+		return missName
+	}
+	return 0
 }
 
 // outOfRange names a value the kernel cannot have produced for this kind
@@ -297,17 +343,17 @@ func (d *decoder) path(r *record, i int) (*wire.ResolvedPath, bool) {
 
 // name decodes a directory (string i) and the name relative to it
 // (string i+1).
-func (d *decoder) name(r *record, i int) (wire.Name, bool) {
+func (d *decoder) name(r *record, i int) (wire.Name, missing) {
 	dir, cut := d.path(r, i)
 	n := wire.Name{Requested: d.str(r.strs[i+1]), Dir: dir}
 	if !r.strFlag(i+1, vigilBPFVigilFlagVIGIL_F_STR_SET) {
 		n.Missing = true
 	}
 	n.Truncated = r.strFlag(i+1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC)
-	return n, cut || n.Truncated
+	return n, pathCut(cut) | nameCut(n.Truncated)
 }
 
-func (d *decoder) exec(ev *wire.Kernel, r *record) bool {
+func (d *decoder) exec(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilExec](r)
 	e := slot(&d.execs)
 	file, cut := d.path(r, 0)
@@ -341,7 +387,11 @@ func (d *decoder) exec(ev *wire.Kernel, r *record) bool {
 		args = args[j+1:]
 	}
 	ev.Exec = e
-	return cut || r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC) || e.ArgvTruncated
+	m := pathCut(cut) | nameCut(r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC))
+	if e.ArgvTruncated {
+		m |= missArgv
+	}
+	return m
 }
 
 // fmode bits (include/linux/fs.h).
@@ -375,7 +425,7 @@ func accessOfFlags(flags uint64) string {
 	return wire.AccessReadWrite
 }
 
-func (d *decoder) open(ev *wire.Kernel, r *record) bool {
+func (d *decoder) open(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilSys](r)
 	o := slot(&d.opens)
 	*o = wire.Open{Ret: x.Ret, Syscall: syscallName(x.Nr), Dirfd: atFdcwd}
@@ -389,50 +439,51 @@ func (d *decoder) open(ev *wire.Kernel, r *record) bool {
 	case "openat2":
 		o.Dirfd, o.Flags, o.Mode = int32(x.Args[0]), x.Args[4], x.Args[5]
 	}
-	var cut bool
+	var m missing
 	if x.S0IsDir == 0 {
+		var cut bool
 		o.File, cut = d.path(r, 0)
 		o.Name = wire.Name{Requested: d.str(r.strs[1]), Missing: !r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_SET),
 			Truncated: r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC)}
-		cut = cut || o.Name.Truncated
+		m = pathCut(cut) | nameCut(o.Name.Truncated)
 		o.Access = accessOf(x.F_mode)
 		o.Ino, o.Dev = x.Ino, x.Dev
 	} else {
-		var c bool
-		o.Name, c = d.name(r, 0)
-		cut = c
+		o.Name, m = d.name(r, 0)
 		o.Access = accessOfFlags(o.Flags)
 	}
 	o.Create = o.Flags&oCreat != 0 || o.Flags&oTmpfile == oTmpfile
 	o.Truncate = o.Flags&oTrunc != 0
 	o.Append = o.Flags&oAppend != 0
 	ev.Open = o
-	return cut
+	return m
 }
 
 const atFdcwd = -100
 
-func (d *decoder) fileOp(ev *wire.Kernel, r *record) bool {
+func (d *decoder) fileOp(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilSys](r)
 	f := slot(&d.fileops)
 	*f = wire.FileOp{Syscall: syscallName(x.Nr), Ret: x.Ret}
 	a := x.Args
 	u32 := func(v uint64) *uint32 { u := uint32(v); return &u }
-	var cut bool
+	var m missing
 	if x.S0IsDir == 0 {
+		var cut bool
 		f.File, cut = d.path(r, 0)
+		m = pathCut(cut)
 	} else if ev.Kind != wire.KindSymlink {
-		n, c := d.name(r, 0)
-		f.Name, cut = &n, c
+		n, nm := d.name(r, 0)
+		f.Name, m = &n, nm
 	} else {
 		// A symlink's target is text to store, not a name to resolve.
 		t := d.str(r.strs[1])
 		f.Target = &t
-		cut = r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC)
+		m = nameCut(r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC))
 	}
 	if r.strFlag(3, vigilBPFVigilFlagVIGIL_F_STR_SET) || r.strFlag(2, vigilBPFVigilFlagVIGIL_F_STR_SET) {
-		n, c := d.name(r, 2)
-		f.NewName, cut = &n, cut || c
+		n, nm := d.name(r, 2)
+		f.NewName, m = &n, m|nm
 	}
 	switch f.Syscall {
 	case "mkdir", "chmod", "fchmod":
@@ -458,7 +509,7 @@ func (d *decoder) fileOp(ev *wire.Kernel, r *record) bool {
 		f.Flags = a[2]
 	}
 	ev.FileOp = f
-	return cut
+	return m
 }
 
 func (d *decoder) net(r *record) *wire.Net {
@@ -492,7 +543,7 @@ func (d *decoder) net(r *record) *wire.Net {
 	return n
 }
 
-func (d *decoder) ioUring(ev *wire.Kernel, r *record) bool {
+func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilIouring](r)
 	u := &wire.IOUring{Opcode: x.Opcode, Op: ioUringOp(x.Opcode), Res: x.Res, UserData: x.UserData}
 	file, cut := d.path(r, 0)
@@ -500,7 +551,7 @@ func (d *decoder) ioUring(ev *wire.Kernel, r *record) bool {
 		u.File, u.Access, u.Ino, u.Dev = file, accessOf(x.F_mode), x.Ino, x.Dev
 	}
 	ev.IOUring = u
-	return cut
+	return pathCut(cut)
 }
 
 // unixAddr renders sun_path: a filesystem path ends at its first NUL; an

@@ -92,7 +92,7 @@ func (s *readerState) handle(raw []byte) {
 	b.ev = b.ev[:len(b.ev)+1]
 	ev := &b.ev[len(b.ev)-1]
 	*ev = wire.Kernel{} // the block may be reused
-	fault, err := s.dec.decodeInto(ev, raw)
+	incomplete, err := s.dec.decodeInto(ev, raw)
 	if err != nil {
 		b.ev = b.ev[:len(b.ev)-1]
 		s.decodeErrors++
@@ -104,7 +104,7 @@ func (s *readerState) handle(raw []byte) {
 		}
 		return
 	}
-	if fault {
+	if incomplete {
 		s.faults++
 	}
 	if len(b.ev) == cap(b.ev) {

@@ -3,6 +3,7 @@
 package capture
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,7 +102,21 @@ func TestStringLimits(t *testing.T) {
 				t.Errorf("argv of 5000 bytes: truncated=%v argc=%d, %d args, first %d bytes", ev.Exec.ArgvTruncated, ev.Exec.Argc, len(ev.Exec.Argv), len(ev.Exec.Argv[0]))
 			}
 		}
-		if ev.Open != nil && (ev.Open.Name.Truncated || ev.Open.File != nil && ev.Open.File.Truncated) || ev.Exec != nil && ev.Exec.ArgvTruncated {
+		// The event itself says which parts it lacks, in wire order.
+		var want []string
+		if ev.Open != nil && ev.Open.File != nil && ev.Open.File.Truncated {
+			want = append(want, wire.IncompletePath)
+		}
+		if ev.Open != nil && ev.Open.Name.Truncated {
+			want = append(want, wire.IncompleteName)
+		}
+		if ev.Exec != nil && ev.Exec.ArgvTruncated {
+			want = append(want, wire.IncompleteArgv)
+		}
+		if !slices.Equal(ev.Incomplete, want) {
+			t.Errorf("%s event (seq %d) says it lacks %q, want %q", ev.Kind, ev.Seq, ev.Incomplete, want)
+		}
+		if len(want) > 0 {
 			cut++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -127,6 +128,9 @@ func checkHealth(b *Bundle, d *Digest) error {
 	}
 	if g := d.SeqGaps(); h.SeqGaps != g {
 		return entryErr(EntryHealth, "seq_gaps is %d but %s is missing %d sequence numbers", h.SeqGaps, EntryKernel, g)
+	}
+	if err := checkReadFaults(h, d); err != nil {
+		return err
 	}
 	st := d.SessionTasks()
 	taskChecks := []struct {
@@ -358,6 +362,26 @@ func checkExit(b *Bundle, d *Digest) error {
 	}
 	if b.Run.ExitCode != code || b.Run.Signal != sig {
 		return entryErr(EntryRun, "exit_code %d, signal %d, but %s has the command exit with %d, signal %d", b.Run.ExitCode, b.Run.Signal, EntryKernel, code, sig)
+	}
+	return nil
+}
+
+// checkReadFaults compares health's read faults with the events that say
+// they lack a part. An archive written before events said so has
+// read_faults alone, and no event saying it.
+func checkReadFaults(h *wire.Health, d *Digest) error {
+	n, causes := d.Incomplete()
+	if h.ReadFaultCauses == nil {
+		if n > 0 {
+			return entryErr(EntryHealth, "read_fault_causes is missing but %d %s events lack a part", n, EntryKernel)
+		}
+		return nil
+	}
+	if h.ReadFaults != n {
+		return entryErr(EntryHealth, "read_faults is %d but %d %s events lack a part", h.ReadFaults, n, EntryKernel)
+	}
+	if !maps.Equal(h.ReadFaultCauses, causes) {
+		return entryErr(EntryHealth, "read_fault_causes is %s but %s derives %s", compact(h.ReadFaultCauses), EntryKernel, compact(causes))
 	}
 	return nil
 }

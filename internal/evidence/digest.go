@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"maps"
 
 	"vigil/internal/wire"
 )
@@ -33,8 +34,12 @@ type Digest struct {
 	exit     exitWatch
 	times    timeIndex
 	cgroups  map[uint64]uint64
-	sealed   bool
-	built    *CapabilitySurface
+	// incomplete counts events that lack a part; lacking, per part
+	// (wire.IncompleteParts), the events that lack it.
+	incomplete uint64
+	lacking    map[string]uint64
+	sealed     bool
+	built      *CapabilitySurface
 	// noSurface leaves the surface out, for a caller that derived it
 	// already (CheckDerivedSurface); noTimes the time index, for a
 	// bundle without correlation.
@@ -202,6 +207,15 @@ func (d *Digest) add(e *wire.Kernel) {
 	d.lastSeq = e.Seq
 	d.counts[e.Kind]++
 	d.cgroups[e.CgroupID]++
+	if len(e.Incomplete) > 0 {
+		d.incomplete++
+		if d.lacking == nil {
+			d.lacking = map[string]uint64{}
+		}
+		for _, part := range e.Incomplete {
+			d.lacking[part]++
+		}
+	}
 	d.tasks.add(e)
 	if !d.noSurface {
 		d.surface.add(e)
@@ -214,6 +228,15 @@ func (d *Digest) add(e *wire.Kernel) {
 
 // Events is how many events were folded.
 func (d *Digest) Events() uint64 { return d.events }
+
+// Incomplete is how many events lack a part (Kernel.Incomplete), and per
+// part how many lack it; nil when none does.
+func (d *Digest) Incomplete() (uint64, map[string]uint64) {
+	if d.incomplete == 0 {
+		return 0, nil
+	}
+	return d.incomplete, maps.Clone(d.lacking)
+}
 
 // Counts is the number of events per kind; every known kind is present.
 func (d *Digest) Counts() map[wire.Kind]uint64 { return copyKinds(d.counts) }

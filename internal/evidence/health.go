@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -40,9 +41,11 @@ type HealthInput struct {
 	DecodeErrors uint64
 	DecodeDetail string
 	// ReadFaults counts archived events with a part missing: a memory read
-	// failed, or a path or argument list was longer than the capture keeps
-	// (the event marks which).
-	ReadFaults uint64
+	// failed, or a path, name or argument list was longer than the
+	// capture keeps; ReadFaultCauses counts them per part (the events'
+	// Incomplete). Assemble fills both from the events.
+	ReadFaults      uint64
+	ReadFaultCauses map[string]uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on that CPU. The kernel counts them
 	// before the cgroup filter, so they may or may not concern the session.
@@ -86,20 +89,21 @@ type HealthInput struct {
 // clean.
 func BuildHealth(runID string, in HealthInput) wire.Health {
 	h := wire.Health{
-		Schema:         wire.HealthSchema,
-		RunID:          runID,
-		RingbufDrops:   wire.Drops{PerKind: kindMap(in.Drops)},
-		DecodeErrors:   in.DecodeErrors,
-		DecodeDetail:   oneLine(in.DecodeDetail),
-		ReadFaults:     in.ReadFaults,
-		CompatSyscalls: kindMap(in.Compat),
-		UntrackedTasks: in.Untracked,
-		Coverage:       normalizedCoverage(in.Coverage),
-		ProgramMisses:  probeMap(in.ProgramMisses),
-		SeqGaps:        in.SeqGaps,
-		Drain:          wire.Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
-		Probes:         sortedProbes(in.Probes),
-		Counts:         kindMap(in.Counts),
+		Schema:          wire.HealthSchema,
+		RunID:           runID,
+		RingbufDrops:    wire.Drops{PerKind: kindMap(in.Drops)},
+		DecodeErrors:    in.DecodeErrors,
+		DecodeDetail:    oneLine(in.DecodeDetail),
+		ReadFaults:      in.ReadFaults,
+		ReadFaultCauses: maps.Clone(in.ReadFaultCauses),
+		CompatSyscalls:  kindMap(in.Compat),
+		UntrackedTasks:  in.Untracked,
+		Coverage:        normalizedCoverage(in.Coverage),
+		ProgramMisses:   probeMap(in.ProgramMisses),
+		SeqGaps:         in.SeqGaps,
+		Drain:           wire.Drain{Proven: in.DrainProven, Detail: in.DrainDetail},
+		Probes:          sortedProbes(in.Probes),
+		Counts:          kindMap(in.Counts),
 	}
 	if in.Emitted != nil {
 		h.Emitted = kindMap(in.Emitted)
@@ -233,7 +237,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 		k.Reasons = append(k.Reasons, r)
 	}
 	if h.ReadFaults > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("%d events have a part missing: a memory read failed, or a path or argument list was longer than the capture keeps", h.ReadFaults))
+		k.Reasons = append(k.Reasons, readFaultReason(h.ReadFaults, h.ReadFaultCauses))
 	}
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
@@ -301,6 +305,7 @@ func InputOf(h wire.Health) HealthInput {
 		DecodeErrors:          h.DecodeErrors,
 		DecodeDetail:          h.DecodeDetail,
 		ReadFaults:            h.ReadFaults,
+		ReadFaultCauses:       maps.Clone(h.ReadFaultCauses),
 		Compat:                copyKinds(h.CompatSyscalls),
 		Untracked:             h.UntrackedTasks,
 		Coverage:              h.Coverage,
@@ -438,4 +443,28 @@ func sortedProbes(p []wire.Probe) []wire.Probe {
 	out := append([]wire.Probe{}, p...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// readFaultParts says what each part an event can lack is, for reasons.
+var readFaultParts = map[string]string{
+	wire.IncompleteReadFailed: "a memory read that failed",
+	wire.IncompletePath:       "a path longer than the capture keeps",
+	wire.IncompleteName:       "a name longer than the capture keeps",
+	wire.IncompleteArgv:       "exec arguments longer than the capture keeps",
+}
+
+// readFaultReason says how many events lack a part and, when the health
+// document counts them per part, which parts.
+func readFaultReason(n uint64, causes map[string]uint64) string {
+	if len(causes) == 0 {
+		// An archive written before the events said which part they lack.
+		return fmt.Sprintf("%d events have a part missing: a memory read failed, or a path or argument list was longer than the capture keeps", n)
+	}
+	var parts []string
+	for _, part := range wire.IncompleteParts {
+		if c := causes[part]; c > 0 {
+			parts = append(parts, fmt.Sprintf("%d with %s (%s)", c, readFaultParts[part], part))
+		}
+	}
+	return fmt.Sprintf("%d events have a part missing: %s", n, strings.Join(parts, "; "))
 }

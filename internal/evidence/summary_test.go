@@ -55,6 +55,17 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 
+	// Which parts are missing, when the health document counts them.
+	in.ReadFaults, in.ReadFaultCauses = 3, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 2}
+	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
+	lt = evidence.Summarize(lossy, 3).Text()
+	for _, want := range []string{"read faults         3 events with a part missing (read_failed 2, argv_truncated 1;",
+		"- 3 events have a part missing: 2 with a memory read that failed (read_failed); 1 with exec arguments longer than the capture keeps (argv_truncated)"} {
+		if !strings.Contains(lt, want) {
+			t.Errorf("text lacks %q:\n%s", want, lt)
+		}
+	}
+
 	none := evidence.Summarize(evidencetest.Bundle(10, 0), 100)
 	if len(none.TopPaths) != none.DistinctPaths {
 		t.Fatalf("top paths clipped without need")

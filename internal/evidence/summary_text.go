@@ -70,7 +70,18 @@ func (s Summary) Text() string {
 	if h.DecodeDetail != "" {
 		p("first decode error  %s\n", h.DecodeDetail)
 	}
-	p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
+	switch {
+	case len(h.ReadFaultCauses) > 0:
+		var parts []string
+		for _, part := range wire.IncompleteParts {
+			if n := h.ReadFaultCauses[part]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", part, n))
+			}
+		}
+		p("read faults         %d events with a part missing (%s; the events' \"incomplete\" says which)\n", h.ReadFaults, strings.Join(parts, ", "))
+	default:
+		p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
+	}
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		p("32-bit syscalls     %d counted, not decoded: %s\n", n, kindList(h.CompatSyscalls))
 	}

@@ -49,9 +49,6 @@ type CaptureResult struct {
 	DecodeDetail string
 	DrainProven  bool
 	DrainDetail  string
-	// ReadFaults counts events whose path, argv0 or address the kernel
-	// could not read (archived empty or partial).
-	ReadFaults uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on the CPU.
 	ProgramMisses map[string]uint64

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,35 @@ func TestE2EHostileWorkloads(t *testing.T) {
 				}
 				t.Error("no exec of true")
 			}},
+		{"passes pointers to nothing", []string{"python3", "-c", badPointers}, nil, 0,
+			func(t *testing.T, b *evidence.Bundle, stdout string) {
+				// The kernel refuses both calls (EFAULT); the capture
+				// cannot read what they point to either, and says so in
+				// each event and in health.
+				const efault = -14
+				var open, connect bool
+				for _, e := range b.Kernel {
+					switch {
+					case e.Open != nil && e.Open.Ret == efault:
+						open = true
+						if !e.Open.Name.Missing || !slices.Equal(e.Incomplete, []string{wire.IncompleteReadFailed}) {
+							t.Errorf("open of a bad pointer: name %+v, incomplete %q", e.Open.Name, e.Incomplete)
+						}
+					case e.Kind == wire.KindConnect && e.Net.Ret == efault:
+						connect = true
+						if !slices.Equal(e.Incomplete, []string{wire.IncompleteReadFailed}) {
+							t.Errorf("connect to a bad pointer: %+v, incomplete %q", *e.Net, e.Incomplete)
+						}
+					}
+				}
+				if !open || !connect {
+					t.Fatalf("events of the refused calls missing: open %v, connect %v", open, connect)
+				}
+				h := b.Health
+				if h.KernelLayer.Status != wire.LayerPartial || h.ReadFaultCauses[wire.IncompleteReadFailed] < 2 {
+					t.Errorf("kernel_layer %s, read faults %d %v; want partial, at least 2 read_failed", h.KernelLayer.Status, h.ReadFaults, h.ReadFaultCauses)
+				}
+			}},
 		{"opens a file past PATH_MAX", []string{"python3", "-c",
 			"import os, sys\nfor c in sys.argv[1:]:\n    os.mkdir(c); os.chdir(c)\nopen('f', 'w').write('x')"}, nil, 0,
 			func(t *testing.T, b *evidence.Bundle, stdout string) {
@@ -153,6 +183,16 @@ func TestE2EHostileWorkloads(t *testing.T) {
 		})
 	}
 }
+
+// badPointers calls openat and connect with an address nothing maps.
+const badPointers = `import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+openat, connect = (56, 203) if os.uname().machine == "aarch64" else (257, 42)
+bad = ctypes.c_void_p(8)
+libc.syscall(ctypes.c_long(openat), ctypes.c_long(-100), bad, ctypes.c_long(0), ctypes.c_long(0))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+libc.syscall(ctypes.c_long(connect), ctypes.c_long(s.fileno()), bad, ctypes.c_long(16))
+`
 
 // hugeArgv is true with 20,000 arguments of 50 bytes (1 MB), through env.
 func hugeArgv() []string {

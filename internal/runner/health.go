@@ -31,7 +31,6 @@ func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *Capt
 	in.Untracked = cr.Untracked
 	in.DecodeErrors = cr.DecodeErrors
 	in.DecodeDetail = cr.DecodeDetail
-	in.ReadFaults = cr.ReadFaults
 	in.ProgramMisses = cr.ProgramMisses
 	in.DrainProven = cr.DrainProven
 	in.DrainDetail = cr.DrainDetail

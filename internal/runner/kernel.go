@@ -83,7 +83,6 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		DecodeDetail:  r.DecodeDetail,
 		DrainProven:   r.DrainProven,
 		DrainDetail:   detail,
-		ReadFaults:    r.ReadFaults,
 		ProgramMisses: r.ProgramMisses,
 		Programs:      programs(k.c.Programs()),
 	}, nil

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"vigil/internal/cgroup"
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
 	"vigil/internal/testenv"
 	"vigil/internal/wire"
 )
@@ -137,13 +140,19 @@ func TestRecordKillsAndCountsStragglers(t *testing.T) {
 // and the stderr log; none of it is left to a warning alone.
 func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	testenv.RequireRoot(t)
-	b := &fakeBackend{result: &CaptureResult{
-		Emitted:       map[wire.Kind]uint64{},
+	// Four events lack a part: health counts them from the events
+	// themselves, per part.
+	events := evidencetest.Kernel(6, 0)
+	events[0].Incomplete = []string{wire.IncompleteArgv}
+	events[2].Incomplete = []string{wire.IncompleteReadFailed, wire.IncompleteName}
+	events[3].Incomplete = []string{wire.IncompletePath}
+	events[5].Incomplete = []string{wire.IncompletePath}
+	b := &fakeBackend{events: events, result: &CaptureResult{
+		Emitted:       evidence.CountKinds(events),
 		Drops:         map[wire.Kind]uint64{wire.KindOpen: 3},
 		RingFull:      map[wire.Kind]uint64{wire.KindOpen: 1},
 		SlotsBusy:     map[wire.Kind]uint64{wire.KindOpen: 2},
 		DecodeErrors:  0,
-		ReadFaults:    4,
 		ProgramMisses: map[string]uint64{"sys_exit": 6},
 		DrainProven:   true,
 		DrainDetail:   "fake",
@@ -156,8 +165,9 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := readJSONArchive(t, o.ArchivePath).Health
-	if h.ReadFaults != 4 || h.ProgramMisses["sys_exit"] != 6 {
-		t.Errorf("read_faults %d, program_misses %v", h.ReadFaults, h.ProgramMisses)
+	wantCauses := map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1, wire.IncompleteName: 1, wire.IncompletePath: 2}
+	if h.ReadFaults != 4 || !reflect.DeepEqual(h.ReadFaultCauses, wantCauses) || h.ProgramMisses["sys_exit"] != 6 {
+		t.Errorf("read_faults %d %v, program_misses %v", h.ReadFaults, h.ReadFaultCauses, h.ProgramMisses)
 	}
 	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[wire.KindOpen] != 1 || c.SlotsBusy[wire.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
 		t.Errorf("ringbuf_drops %+v causes %+v", h.RingbufDrops, h.RingbufDrops.Causes)
@@ -167,7 +177,8 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	}
 	why := strings.Join(h.KernelLayer.Reasons, "; ")
 	for _, want := range []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, record slots busy 2, after the capture closed 0",
-		"4 events have a part missing", "skipped 6 probe runs (sys_exit: 6)"} {
+		"4 events have a part missing: 1 with a memory read that failed (read_failed); 2 with a path longer than the capture keeps (path_truncated); 1 with a name longer than the capture keeps (name_truncated); 1 with exec arguments longer than the capture keeps (argv_truncated)",
+		"skipped 6 probe runs (sys_exit: 6)"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("kernel_layer reasons %q lack %q", why, want)
 		}

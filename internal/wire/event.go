@@ -82,7 +82,34 @@ type Kernel struct {
 	Net        *Net        `json:"net,omitempty"`
 	Migrate    *Migrate    `json:"cgroup_migrate,omitempty"`
 	IOUring    *IOUring    `json:"io_uring,omitempty"`
+	// Incomplete names, in IncompleteParts order, the parts of the event
+	// the capture could not record whole; absent when none. Health counts
+	// such an event once in read_faults, and under each part it names in
+	// read_fault_causes.
+	Incomplete []string `json:"incomplete,omitempty"`
 }
+
+// The parts an event can lack (Kernel.Incomplete).
+const (
+	// IncompleteReadFailed: a memory read failed (a bad pointer among
+	// the caller's arguments, or kernel memory that could not be read);
+	// the field it would have filled is empty or zero.
+	IncompleteReadFailed = "read_failed"
+	// IncompletePath: a path the kernel resolved was longer than the
+	// capture keeps (4095 bytes or 64 components); its field is marked
+	// truncated.
+	IncompletePath = "path_truncated"
+	// IncompleteName: a name, symlink target or exec filename was longer
+	// than the capture keeps (4095 bytes).
+	IncompleteName = "name_truncated"
+	// IncompleteArgv: the arguments of an exec were longer than the
+	// capture keeps (4096 bytes); argv_truncated is set.
+	IncompleteArgv = "argv_truncated"
+)
+
+// IncompleteParts lists every part an event can lack, in the order
+// Kernel.Incomplete names them.
+var IncompleteParts = []string{IncompleteReadFailed, IncompletePath, IncompleteName, IncompleteArgv}
 
 // ResolvedPath is a file's absolute path as the kernel resolved it: walked
 // from the file's dentry and mount up to the root of its mount namespace.

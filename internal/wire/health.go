@@ -40,14 +40,18 @@ type Probe struct {
 
 // Health is observation-health.json.
 type Health struct {
-	Schema            string            `json:"schema"` // HealthSchema
-	RunID             string            `json:"run_id"`
-	KernelLayer       KernelLayer       `json:"kernel_layer"`
-	RingbufDrops      Drops             `json:"ringbuf_drops"`
-	Emitted           map[Kind]uint64   `json:"emitted,omitempty"`
-	DecodeErrors      uint64            `json:"decode_errors"`
-	DecodeDetail      string            `json:"decode_detail,omitempty"`
-	ReadFaults        uint64            `json:"read_faults"`
+	Schema       string          `json:"schema"` // HealthSchema
+	RunID        string          `json:"run_id"`
+	KernelLayer  KernelLayer     `json:"kernel_layer"`
+	RingbufDrops Drops           `json:"ringbuf_drops"`
+	Emitted      map[Kind]uint64 `json:"emitted,omitempty"`
+	DecodeErrors uint64          `json:"decode_errors"`
+	DecodeDetail string          `json:"decode_detail,omitempty"`
+	ReadFaults   uint64          `json:"read_faults"`
+	// ReadFaultCauses counts, per part (IncompleteParts), the archived
+	// events that lack it; present when ReadFaults is not 0 (an event
+	// lacking several parts counts under each).
+	ReadFaultCauses   map[string]uint64 `json:"read_fault_causes,omitempty"`
 	CompatSyscalls    map[Kind]uint64   `json:"compat_syscalls"`
 	UntrackedTasks    uint64            `json:"untracked_tasks"`
 	ProgramMisses     map[string]uint64 `json:"program_misses"`

@@ -30,3 +30,18 @@ func TestAllSchemasCompile(t *testing.T) {
 		t.Fatal("unknown schema name accepted")
 	}
 }
+
+// An event names the parts it lacks from a closed list, each once.
+func TestKernelEventIncompleteSchema(t *testing.T) {
+	line := func(incomplete string) []byte {
+		return []byte(`{"seq":0,"ts_ns":1,"kind":"exit","pid":1,"tid":1,"comm":"a","cgroup_id":1,"hook":"tp_btf/sched_process_exit","exit":{"code":0,"signal":0,"group_dead":true}` + incomplete + `}`)
+	}
+	if err := Validate("kernel-event", line(`,"incomplete":["read_failed","argv_truncated"]`)); err != nil {
+		t.Fatalf("valid event rejected: %v", err)
+	}
+	for _, bad := range []string{`,"incomplete":[]`, `,"incomplete":["half_there"]`, `,"incomplete":["path_truncated","path_truncated"]`, `,"incomplete":"read_failed"`} {
+		if err := Validate("kernel-event", line(bad)); err == nil {
+			t.Errorf("event with %s accepted", bad)
+		}
+	}
+}

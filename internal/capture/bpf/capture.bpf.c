@@ -776,19 +776,26 @@ static __always_inline void user_sockaddr(struct slot *sl, __u64 sa, __u32 addrl
 	struct vigil_net *n = &sl->s->body.net;
 	__u16 family = 0;
 	n->addrlen = addrlen;
-	if (!sa || addrlen < 2 || bpf_probe_read_user(&family, 2, (const void *)sa)) {
+	if (!sa || addrlen < 2) {
+		no_str(sl);
+		return;
+	}
+	if (bpf_probe_read_user(&family, 2, (const void *)sa)) {
+		sl->s->hdr.flags |= VIGIL_F_FAULT;
 		no_str(sl);
 		return;
 	}
 	n->family = family;
 	if (family == VIGIL_AF_INET || family == VIGIL_AF_INET6) {
 		__u16 port = 0;
-		bpf_probe_read_user(&port, 2, (const void *)(sa + 2));
+		long err = bpf_probe_read_user(&port, 2, (const void *)(sa + 2));
 		n->port = (port >> 8) | (port << 8);
 		if (family == VIGIL_AF_INET)
-			bpf_probe_read_user(n->addr, 4, (const void *)(sa + 4));
+			err |= bpf_probe_read_user(n->addr, 4, (const void *)(sa + 4));
 		else
-			bpf_probe_read_user(n->addr, 16, (const void *)(sa + 8));
+			err |= bpf_probe_read_user(n->addr, 16, (const void *)(sa + 8));
+		if (err)
+			sl->s->hdr.flags |= VIGIL_F_FAULT; /* the address ends past the caller's memory */
 		no_str(sl);
 	} else if (family == VIGIL_AF_UNIX) {
 		add_ubytes(sl, sa + 2, addrlen - 2);
