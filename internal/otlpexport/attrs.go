@@ -56,6 +56,7 @@ const (
 	AttrSeq               = "vigil.seq"
 	AttrHook              = "vigil.hook"
 	AttrIOWorker          = "vigil.io_worker"
+	AttrIncomplete        = "vigil.incomplete"
 	AttrSyscall           = "vigil.syscall"
 	AttrResult            = "vigil.result"
 	AttrRequested         = "vigil.requested"
@@ -147,6 +148,12 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 	m.PutStr(AttrHook, e.Hook)
 	if e.IOWorker {
 		m.PutBool(AttrIOWorker, true)
+	}
+	if len(e.Incomplete) > 0 {
+		s := m.PutEmptySlice(AttrIncomplete)
+		for _, part := range e.Incomplete {
+			s.AppendEmpty().SetStr(part)
+		}
 	}
 	switch {
 	case e.Exec != nil:

@@ -2,6 +2,7 @@ package otlpexport
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -208,7 +209,10 @@ func TestToolCallEventsUnderWorkloadSpan(t *testing.T) {
 func TestOpenEventAttributes(t *testing.T) {
 	fail := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100,
 		Name: wire.Name{Requested: "/etc/shadow"}, Flags: 0, Ret: -13, Access: wire.AccessRead}}
-	b := evidencetest.WithExtra(20, 0, "", fail)
+	cut := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100,
+		Name: wire.Name{Requested: "/very/long", Truncated: true}, Ret: -36, Access: wire.AccessRead},
+		Incomplete: []string{wire.IncompleteName}}
+	b := evidencetest.WithExtra(20, 0, "", fail, cut)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -221,9 +225,14 @@ func TestOpenEventAttributes(t *testing.T) {
 			}
 		}
 	}
-	var ok, denied int
+	var ok, denied, incomplete int
 	for _, m := range opens {
 		k := b.Kernel[intAttr(t, m, AttrSeq)]
+		if v, has := m.Get(AttrIncomplete); has != (k.Incomplete != nil) || has && !reflect.DeepEqual(v.AsRaw(), []any{wire.IncompleteName}) {
+			t.Errorf("seq %d lacks %q but exports %s=%v", k.Seq, k.Incomplete, AttrIncomplete, v.AsRaw())
+		} else if has {
+			incomplete++
+		}
 		if got := intAttr(t, m, AttrOpenFlags); uint64(got) != k.Open.Flags {
 			t.Errorf("seq %d flags %d, want %d", k.Seq, got, k.Open.Flags)
 		}
@@ -245,8 +254,8 @@ func TestOpenEventAttributes(t *testing.T) {
 			}
 		}
 	}
-	if denied != 1 || ok == 0 {
-		t.Fatalf("%d successful and %d failed opens exported", ok, denied)
+	if denied != 1 || ok == 0 || incomplete != 1 {
+		t.Fatalf("%d successful and %d failed opens exported, %d incomplete", ok, denied, incomplete)
 	}
 }
 
