@@ -75,6 +75,9 @@ func kernelValid(e *wire.Kernel) string {
 	if !validHook(e.Hook) {
 		return "hook"
 	}
+	if e.Incomplete != nil && !knownParts(e.Incomplete) {
+		return "incomplete"
+	}
 	payloads := [...]struct {
 		name string
 		set  bool
@@ -166,6 +169,21 @@ func validHook(h string) bool {
 	}
 	for i := 0; i < len(rest); i++ {
 		if c := rest[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// knownParts is the schema's rule for incomplete: at least one part, each
+// a part an event can lack, none twice. (That they come in
+// wire.IncompleteOrder is evidence's check.)
+func knownParts(parts []string) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	for i, p := range parts {
+		if !slices.Contains(wire.IncompleteOrder, p) || slices.Contains(parts[:i], p) {
 			return false
 		}
 	}

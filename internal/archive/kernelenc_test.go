@@ -122,6 +122,14 @@ func plausible(r *rand.Rand, e *wire.Kernel) {
 		fillPtr(e.FileOp)
 		e.FileOp.Syscall, e.FileOp.Ret = "unlinkat", 0
 	}
+	if r.IntN(3) == 0 {
+		// Some of the parts an event can lack, in order.
+		for _, part := range wire.IncompleteOrder {
+			if r.IntN(2) == 0 {
+				e.Incomplete = append(e.Incomplete, part)
+			}
+		}
+	}
 	spoil := []func(){
 		func() {},
 		func() {},
@@ -179,6 +187,9 @@ func plausible(r *rand.Rand, e *wire.Kernel) {
 				e.Open.Syscall = ""
 			}
 		},
+		func() { e.Incomplete = []string{"half_there"} },
+		func() { e.Incomplete = []string{wire.IncompletePath, wire.IncompletePath} },
+		func() { e.Incomplete = append(e.Incomplete, wire.IncompleteArgv, wire.IncompleteArgv) },
 	}
 	spoil[r.IntN(len(spoil))]()
 }

@@ -10,7 +10,8 @@ import (
 // parseCanonicalKernel reads a kernel line laid out exactly as
 // appendKernel writes it (keys in its order, strings without escapes),
 // for the payloads that make up nearly every archive: open, exec, fork,
-// exit, file operations (unlink, rename, mkdir...) and socket calls. Anything else, and any line it does not recognise, gives
+// exit, file operations (unlink, rename, mkdir...) and socket calls, with
+// the parts they lack. Anything else, and any line it does not recognise, gives
 // false, and the caller decodes with encoding/json instead.
 //
 // It only has to be right about lines it accepts, and only where
@@ -60,6 +61,15 @@ func parseCanonicalKernel(line []byte, e *wire.Kernel, a *lineArena) bool {
 		e.Exit = x
 	default:
 		return false
+	}
+	if p.opt(`,"incomplete":[`) {
+		for {
+			e.Incomplete = append(e.Incomplete, p.name())
+			if !p.ok || !p.opt(`,`) {
+				break
+			}
+		}
+		p.lit(`]`)
 	}
 	p.lit(`}`)
 	return p.ok && p.i == len(p.b)

@@ -60,6 +60,9 @@ func TestParseCanonicalKernelMatchesEncodingJSON(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("event %d: read as\n%+v\nencoding/json reads\n%+v\nfrom %s", i, got, want, line)
 		}
+		if got.Incomplete != nil {
+			accepted["incomplete"]++
+		}
 		switch {
 		case got.Open != nil:
 			accepted["open"]++
@@ -75,7 +78,7 @@ func TestParseCanonicalKernelMatchesEncodingJSON(t *testing.T) {
 			accepted["net"]++
 		}
 	}
-	for _, p := range []string{"open", "exec", "fork", "exit", "file_op", "net"} {
+	for _, p := range []string{"open", "exec", "fork", "exit", "file_op", "net", "incomplete"} {
 		if accepted[p] < 50 {
 			t.Errorf("only %d %s lines took the shortcut", accepted[p], p)
 		}

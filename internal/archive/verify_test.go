@@ -277,12 +277,12 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.RingbufDrops.PerKind[wire.KindOpen] = 3
 			b.Health.RingbufDrops.Total = 3
 		}), evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "ring buffer dropped 3 events"}},
-		{"health hides a read fault behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ReadFaults = 1 }),
+		{"health hides a read fault behind complete", editBundle(func(b *evidence.Bundle) { b.Health.Schema, b.Health.ReadFaults = wire.HealthSchemaV2, 1 }),
 			evidence.EntryHealth, []string{`kernel_layer.status is "complete" but the recorded inputs imply "partial"`, "1 events have a part missing"}},
 		{"health hides skipped probe runs behind complete", editBundle(func(b *evidence.Bundle) { b.Health.ProgramMisses = map[string]uint64{"sys_exit": 2} }),
 			evidence.EntryHealth, []string{`kernel_layer.status is "complete"`, "skipped 2 probe runs (sys_exit: 2)"}},
 		{"read fault reason dropped from a partial layer", editBundle(func(b *evidence.Bundle) {
-			b.Health.ReadFaults = 3
+			b.Health.Schema, b.Health.ReadFaults = wire.HealthSchemaV2, 3
 			b.Health.Drain.Proven = false
 			b.Health.KernelLayer = wire.KernelLayer{Status: wire.LayerPartial, CaptureAvailable: true,
 				Reasons: []string{"ring buffer drain not proven empty: " + b.Health.Drain.Detail}}
@@ -326,18 +326,39 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 		}), evidence.EntryHealth, []string{`cgroup_correlation.status is "clean" but the recorded inputs imply "partial"`, "1 task(s) of the run were not seen exiting: still alive when the capture closed"}},
 		{"an event lacks a part that health does not count", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv}
-		}), evidence.EntryHealth, []string{"read_fault_causes is missing but 1 layers/kernel.ndjson events lack a part"}},
+		}), evidence.EntryHealth, []string{"read_faults is 0 but 1 layers/kernel.ndjson events lack a part"}},
+		{"an old health document beside events that name parts", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv}
+			b.Health.Schema = wire.HealthSchemaV2
+		}), evidence.EntryHealth, []string{"schema is vigil.observation-health/v2, which predates events naming the parts they lack, but 1 layers/kernel.ndjson events name some"}},
+		{"an event whose fields show a cut its incomplete does not name", editBundle(func(b *evidence.Bundle) {
+			for i := range b.Kernel {
+				if o := b.Kernel[i].Open; o != nil && o.File != nil {
+					o.File.Truncated = true
+					return
+				}
+			}
+			t.Fatal("no successful open in the fixture")
+		}), evidence.EntryKernel, []string{"its fields show path_truncated but incomplete does not name it"}},
+		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
+			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}
+		}), evidence.EntryKernel, []string{`incomplete names "read_failed" twice or out of order`}},
 		{"health counts more read faults than events lack parts", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv}
-			b.Health.ReadFaults, b.Health.ReadFaultCauses = 2, map[string]uint64{wire.IncompleteArgv: 2}
+			b.Health.ReadFaults, b.Health.IncompleteParts = 2, map[string]uint64{wire.IncompleteArgv: 2}
 		}), evidence.EntryHealth, []string{"read_faults is 2 but 1 layers/kernel.ndjson events lack a part"}},
 		{"health names another part than the event lacks", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompletePath}
-			b.Health.ReadFaults, b.Health.ReadFaultCauses = 1, map[string]uint64{wire.IncompleteArgv: 1}
-		}), evidence.EntryHealth, []string{`read_fault_causes is {"argv_truncated":1} but layers/kernel.ndjson derives {"path_truncated":1}`}},
+			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1}
+		}), evidence.EntryHealth, []string{`incomplete_parts is {"argv_truncated":1} but layers/kernel.ndjson derives {"path_truncated":1}`}},
 		{"an event lacks a part nobody knows", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{"half_there"}
-		}), evidence.EntryHealth, []string{"read_fault_causes is missing but 1 layers/kernel.ndjson events lack a part"}},
+		}), evidence.EntryKernel, []string{"schema kernel-event", "/incomplete/0"}},
+		{"an event names a part twice", editBundle(func(b *evidence.Bundle) {
+			b.Kernel[5].Incomplete = []string{wire.IncompletePath, wire.IncompletePath}
+			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompletePath: 2}
+		}), evidence.EntryKernel, []string{"schema kernel-event", "/incomplete"}},
 		{"counts disagree with kernel lines", editBundle(func(b *evidence.Bundle) {
 			b.Health.Counts[wire.KindExec] = 2
 		}), evidence.EntryHealth, []string{"counts.exec is 2 but layers/kernel.ndjson has 1 exec events"}},

@@ -227,7 +227,7 @@ func (d *decoder) decodeInto(ev *wire.Kernel, b []byte) (incomplete bool, err er
 }
 
 // missing is a set of the parts an event lacks: bit i stands for
-// wire.IncompleteParts[i].
+// wire.IncompleteOrder[i].
 type missing uint8
 
 const (
@@ -242,7 +242,7 @@ const (
 // once and shared read-only by the events: nil for none.
 var incompleteLists = func() (l [missAll + 1][]string) {
 	for m := missing(1); m <= missAll; m++ {
-		for i, part := range wire.IncompleteParts {
+		for i, part := range wire.IncompleteOrder {
 			if m&(1<<i) != 0 {
 				l[m] = append(l[m], part)
 			}

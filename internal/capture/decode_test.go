@@ -5,6 +5,7 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -169,5 +170,20 @@ func TestPathRebuiltFromComponents(t *testing.T) {
 		if p.Path != c.want {
 			t.Errorf("components %q %v: path %q, want %q", c.raw, c.flags, p.Path, c.want)
 		}
+	}
+}
+
+// Each bit of a decoded record's missing set names its own part.
+func TestIncompleteListsNameTheirBits(t *testing.T) {
+	for bit, want := range map[missing]string{missRead: wire.IncompleteReadFailed, missPath: wire.IncompletePath, missName: wire.IncompleteName, missArgv: wire.IncompleteArgv} {
+		if got := incompleteLists[bit]; len(got) != 1 || got[0] != want {
+			t.Errorf("bit %#x names %q, want [%q]", bit, got, want)
+		}
+	}
+	if got := incompleteLists[missAll]; !slices.Equal(got, wire.IncompleteOrder) {
+		t.Errorf("every bit names %q, want %q", got, wire.IncompleteOrder)
+	}
+	if incompleteLists[0] != nil {
+		t.Error("no bit names a part")
 	}
 }

@@ -39,9 +39,11 @@ type Result struct {
 	DecodeErrors uint64
 	// DecodeDetail describes the first decode error.
 	DecodeDetail string
-	// ReadFaults counts records with a part missing: a kernel memory read
-	// failed, or a path or argument list was longer than the capture
-	// keeps (the event says which).
+	// ReadFaults counts records with a part missing: a memory read
+	// failed, or a path, name or argument list was longer than the
+	// capture keeps. Each such event says which (Incomplete), and health
+	// counts them from the archived events; this is the reader's own
+	// count, the same by construction.
 	ReadFaults uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was already running on that CPU. The kernel

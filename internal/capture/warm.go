@@ -75,8 +75,10 @@ var kernelSpec = &parsed[*btf.Spec]{build: func() (*btf.Spec, error) {
 // MiB of heap that a process opening one capture (vigil record) would
 // otherwise carry through the run. A later Open parses them again.
 func ReleaseCaches() {
-	embeddedSpec.forget()
+	// Each before what it is built from, so that a build still running
+	// cannot leave what it used behind.
 	kernelTypes.forget()
+	embeddedSpec.forget()
 	kernelSpec.forget()
 	kernelBTF.forget()
 }

@@ -105,7 +105,7 @@ func assemble(run wire.Run, d *Digest, sdk []wire.SDK, in HealthInput, streamed 
 	}
 	in.Counts = d.Counts()
 	in.SeqGaps = d.SeqGaps()
-	in.ReadFaults, in.ReadFaultCauses = d.Incomplete()
+	in.ReadFaults, in.IncompleteParts = d.Incomplete()
 	in.SessionTasks = d.SessionTasks()
 	in.SDKEvents = len(sdk)
 	if len(sdk) > 0 || len(in.SDKProblems) > 0 {

@@ -367,21 +367,27 @@ func checkExit(b *Bundle, d *Digest) error {
 }
 
 // checkReadFaults compares health's read faults with the events that say
-// they lack a part. An archive written before events said so has
-// read_faults alone, and no event saying it.
+// they lack a part. Health v2 predates events saying so: its read_faults
+// came from the capture alone, and none of its events may name a part.
 func checkReadFaults(h *wire.Health, d *Digest) error {
-	n, causes := d.Incomplete()
-	if h.ReadFaultCauses == nil {
+	n, parts := d.Incomplete()
+	if h.Schema == wire.HealthSchemaV2 {
 		if n > 0 {
-			return entryErr(EntryHealth, "read_fault_causes is missing but %d %s events lack a part", n, EntryKernel)
+			return entryErr(EntryHealth, "schema is %s, which predates events naming the parts they lack, but %d %s events name some", h.Schema, n, EntryKernel)
+		}
+		if h.IncompleteParts != nil {
+			return entryErr(EntryHealth, "schema is %s, which has no incomplete_parts", h.Schema)
 		}
 		return nil
+	}
+	if d.incompleteDefect != "" {
+		return entryErr(EntryKernel, "%s", d.incompleteDefect)
 	}
 	if h.ReadFaults != n {
 		return entryErr(EntryHealth, "read_faults is %d but %d %s events lack a part", h.ReadFaults, n, EntryKernel)
 	}
-	if !maps.Equal(h.ReadFaultCauses, causes) {
-		return entryErr(EntryHealth, "read_fault_causes is %s but %s derives %s", compact(h.ReadFaultCauses), EntryKernel, compact(causes))
+	if !maps.Equal(h.IncompleteParts, parts) {
+		return entryErr(EntryHealth, "incomplete_parts is %s but %s derives %s", compact(h.IncompleteParts), EntryKernel, compact(parts))
 	}
 	return nil
 }

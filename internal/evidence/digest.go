@@ -35,11 +35,14 @@ type Digest struct {
 	times    timeIndex
 	cgroups  map[uint64]uint64
 	// incomplete counts events that lack a part; lacking, per part
-	// (wire.IncompleteParts), the events that lack it.
+	// (wire.IncompleteOrder), the events that lack it.
 	incomplete uint64
 	lacking    map[string]uint64
-	sealed     bool
-	built      *CapabilitySurface
+	// incompleteDefect is the first event whose Incomplete is not what
+	// its fields allow (incompleteDefect).
+	incompleteDefect string
+	sealed           bool
+	built            *CapabilitySurface
 	// noSurface leaves the surface out, for a caller that derived it
 	// already (CheckDerivedSurface); noTimes the time index, for a
 	// bundle without correlation.
@@ -207,6 +210,11 @@ func (d *Digest) add(e *wire.Kernel) {
 	d.lastSeq = e.Seq
 	d.counts[e.Kind]++
 	d.cgroups[e.CgroupID]++
+	if d.incompleteDefect == "" {
+		if bad := incompleteDefect(e); bad != "" {
+			d.incompleteDefect = fmt.Sprintf("line %d (seq %d): %s", d.events, e.Seq, bad)
+		}
+	}
 	if len(e.Incomplete) > 0 {
 		d.incomplete++
 		if d.lacking == nil {

@@ -42,10 +42,10 @@ type HealthInput struct {
 	DecodeDetail string
 	// ReadFaults counts archived events with a part missing: a memory read
 	// failed, or a path, name or argument list was longer than the
-	// capture keeps; ReadFaultCauses counts them per part (the events'
+	// capture keeps; IncompleteParts counts them per part (the events'
 	// Incomplete). Assemble fills both from the events.
 	ReadFaults      uint64
-	ReadFaultCauses map[string]uint64
+	IncompleteParts map[string]uint64
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on that CPU. The kernel counts them
 	// before the cgroup filter, so they may or may not concern the session.
@@ -95,7 +95,7 @@ func BuildHealth(runID string, in HealthInput) wire.Health {
 		DecodeErrors:    in.DecodeErrors,
 		DecodeDetail:    oneLine(in.DecodeDetail),
 		ReadFaults:      in.ReadFaults,
-		ReadFaultCauses: maps.Clone(in.ReadFaultCauses),
+		IncompleteParts: maps.Clone(in.IncompleteParts),
 		CompatSyscalls:  kindMap(in.Compat),
 		UntrackedTasks:  in.Untracked,
 		Coverage:        normalizedCoverage(in.Coverage),
@@ -237,7 +237,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 		k.Reasons = append(k.Reasons, r)
 	}
 	if h.ReadFaults > 0 {
-		k.Reasons = append(k.Reasons, readFaultReason(h.ReadFaults, h.ReadFaultCauses))
+		k.Reasons = append(k.Reasons, readFaultReason(h.ReadFaults, h.IncompleteParts))
 	}
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
@@ -305,7 +305,7 @@ func InputOf(h wire.Health) HealthInput {
 		DecodeErrors:          h.DecodeErrors,
 		DecodeDetail:          h.DecodeDetail,
 		ReadFaults:            h.ReadFaults,
-		ReadFaultCauses:       maps.Clone(h.ReadFaultCauses),
+		IncompleteParts:       maps.Clone(h.IncompleteParts),
 		Compat:                copyKinds(h.CompatSyscalls),
 		Untracked:             h.UntrackedTasks,
 		Coverage:              h.Coverage,
@@ -461,10 +461,18 @@ func readFaultReason(n uint64, causes map[string]uint64) string {
 		return fmt.Sprintf("%d events have a part missing: a memory read failed, or a path or argument list was longer than the capture keeps", n)
 	}
 	var parts []string
-	for _, part := range wire.IncompleteParts {
+	for _, part := range wire.IncompleteOrder {
 		if c := causes[part]; c > 0 {
 			parts = append(parts, fmt.Sprintf("%d with %s (%s)", c, readFaultParts[part], part))
 		}
 	}
-	return fmt.Sprintf("%d events have a part missing: %s", n, strings.Join(parts, "; "))
+	r := fmt.Sprintf("%d events have a part missing: %s", n, strings.Join(parts, "; "))
+	var sum uint64
+	for _, c := range causes {
+		sum += c
+	}
+	if sum > n {
+		r += " (an event can lack several)"
+	}
+	return r
 }

@@ -56,7 +56,7 @@ func TestSummarize(t *testing.T) {
 	}
 
 	// Which parts are missing, when the health document counts them.
-	in.ReadFaults, in.ReadFaultCauses = 3, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 2}
+	in.ReadFaults, in.IncompleteParts = 3, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 2}
 	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
 	lt = evidence.Summarize(lossy, 3).Text()
 	for _, want := range []string{"read faults         3 events with a part missing (read_failed 2, argv_truncated 1;",

@@ -71,10 +71,10 @@ func (s Summary) Text() string {
 		p("first decode error  %s\n", h.DecodeDetail)
 	}
 	switch {
-	case len(h.ReadFaultCauses) > 0:
+	case len(h.IncompleteParts) > 0:
 		var parts []string
-		for _, part := range wire.IncompleteParts {
-			if n := h.ReadFaultCauses[part]; n > 0 {
+		for _, part := range wire.IncompleteOrder {
+			if n := h.IncompleteParts[part]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", part, n))
 			}
 		}

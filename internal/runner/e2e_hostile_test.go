@@ -135,8 +135,8 @@ func TestE2EHostileWorkloads(t *testing.T) {
 					t.Fatalf("events of the refused calls missing: open %v, connect %v", open, connect)
 				}
 				h := b.Health
-				if h.KernelLayer.Status != wire.LayerPartial || h.ReadFaultCauses[wire.IncompleteReadFailed] < 2 {
-					t.Errorf("kernel_layer %s, read faults %d %v; want partial, at least 2 read_failed", h.KernelLayer.Status, h.ReadFaults, h.ReadFaultCauses)
+				if h.KernelLayer.Status != wire.LayerPartial || h.IncompleteParts[wire.IncompleteReadFailed] < 2 {
+					t.Errorf("kernel_layer %s, read faults %d %v; want partial, at least 2 read_failed", h.KernelLayer.Status, h.ReadFaults, h.IncompleteParts)
 				}
 			}},
 		{"opens a file past PATH_MAX", []string{"python3", "-c",

@@ -27,8 +27,10 @@ func (b kernelBackend) Open(dir string, ringSize int, sink func([]wire.Kernel)) 
 	cfg.CgroupPath, cfg.RingSize, cfg.Sink = dir, ringSize, sink
 	c, err := capture.Open(cfg)
 	// A record opens one capture: what loading parsed (the BPF object,
-	// the kernel's BTF) would stay in its heap through the run.
-	capture.ReleaseCaches()
+	// the kernel's BTF) would stay in its heap through the run. In the
+	// background: a preparation Preflight started and Open did not need
+	// (a resident set was taken) is waited for there, not here.
+	go capture.ReleaseCaches()
 	if err != nil {
 		return nil, err
 	}

@@ -166,8 +166,8 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	}
 	h := readJSONArchive(t, o.ArchivePath).Health
 	wantCauses := map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1, wire.IncompleteName: 1, wire.IncompletePath: 2}
-	if h.ReadFaults != 4 || !reflect.DeepEqual(h.ReadFaultCauses, wantCauses) || h.ProgramMisses["sys_exit"] != 6 {
-		t.Errorf("read_faults %d %v, program_misses %v", h.ReadFaults, h.ReadFaultCauses, h.ProgramMisses)
+	if h.ReadFaults != 4 || !reflect.DeepEqual(h.IncompleteParts, wantCauses) || h.ProgramMisses["sys_exit"] != 6 {
+		t.Errorf("read_faults %d %v, program_misses %v", h.ReadFaults, h.IncompleteParts, h.ProgramMisses)
 	}
 	if c := h.RingbufDrops.Causes; c == nil || c.RingFull[wire.KindOpen] != 1 || c.SlotsBusy[wire.KindOpen] != 2 || h.RingbufDrops.Total != 3 {
 		t.Errorf("ringbuf_drops %+v causes %+v", h.RingbufDrops, h.RingbufDrops.Causes)
@@ -177,7 +177,7 @@ func TestRecordHealthCarriesKernelLosses(t *testing.T) {
 	}
 	why := strings.Join(h.KernelLayer.Reasons, "; ")
 	for _, want := range []string{"ring buffer dropped 3 events (open: 3); causes: ring buffer full 1, record slots busy 2, after the capture closed 0",
-		"4 events have a part missing: 1 with a memory read that failed (read_failed); 2 with a path longer than the capture keeps (path_truncated); 1 with a name longer than the capture keeps (name_truncated); 1 with exec arguments longer than the capture keeps (argv_truncated)",
+		"4 events have a part missing: 1 with a memory read that failed (read_failed); 2 with a path longer than the capture keeps (path_truncated); 1 with a name longer than the capture keeps (name_truncated); 1 with exec arguments longer than the capture keeps (argv_truncated) (an event can lack several)",
 		"skipped 6 probe runs (sys_exit: 6)"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("kernel_layer reasons %q lack %q", why, want)

@@ -82,10 +82,10 @@ type Kernel struct {
 	Net        *Net        `json:"net,omitempty"`
 	Migrate    *Migrate    `json:"cgroup_migrate,omitempty"`
 	IOUring    *IOUring    `json:"io_uring,omitempty"`
-	// Incomplete names, in IncompleteParts order, the parts of the event
+	// Incomplete names, in IncompleteOrder order, the parts of the event
 	// the capture could not record whole; absent when none. Health counts
 	// such an event once in read_faults, and under each part it names in
-	// read_fault_causes.
+	// incomplete_parts.
 	Incomplete []string `json:"incomplete,omitempty"`
 }
 
@@ -96,20 +96,21 @@ const (
 	// the field it would have filled is empty or zero.
 	IncompleteReadFailed = "read_failed"
 	// IncompletePath: a path the kernel resolved was longer than the
-	// capture keeps (4095 bytes or 64 components); its field is marked
-	// truncated.
+	// capture keeps (4095 bytes or 64 components); a ResolvedPath says
+	// so itself (truncated), a cgroup_migrate dst_path only here.
 	IncompletePath = "path_truncated"
 	// IncompleteName: a name, symlink target or exec filename was longer
-	// than the capture keeps (4095 bytes).
+	// than the capture keeps (4095 bytes); a Name says so itself
+	// (truncated), a target or filename only here.
 	IncompleteName = "name_truncated"
 	// IncompleteArgv: the arguments of an exec were longer than the
 	// capture keeps (4096 bytes); argv_truncated is set.
 	IncompleteArgv = "argv_truncated"
 )
 
-// IncompleteParts lists every part an event can lack, in the order
+// IncompleteOrder lists every part an event can lack, in the order
 // Kernel.Incomplete names them.
-var IncompleteParts = []string{IncompleteReadFailed, IncompletePath, IncompleteName, IncompleteArgv}
+var IncompleteOrder = []string{IncompleteReadFailed, IncompletePath, IncompleteName, IncompleteArgv}
 
 // ResolvedPath is a file's absolute path as the kernel resolved it: walked
 // from the file's dentry and mount up to the root of its mount namespace.

@@ -48,10 +48,12 @@ type Health struct {
 	DecodeErrors uint64          `json:"decode_errors"`
 	DecodeDetail string          `json:"decode_detail,omitempty"`
 	ReadFaults   uint64          `json:"read_faults"`
-	// ReadFaultCauses counts, per part (IncompleteParts), the archived
-	// events that lack it; present when ReadFaults is not 0 (an event
-	// lacking several parts counts under each).
-	ReadFaultCauses   map[string]uint64 `json:"read_fault_causes,omitempty"`
+	// IncompleteParts counts, per part (IncompleteOrder), the archived
+	// events that lack it (their Incomplete); an event lacking several
+	// counts under each. From HealthSchema v3 on, ReadFaults counts those
+	// events and IncompleteParts is present when it is not 0; a v2
+	// document has ReadFaults alone, from the capture's own count.
+	IncompleteParts   map[string]uint64 `json:"incomplete_parts,omitempty"`
 	CompatSyscalls    map[Kind]uint64   `json:"compat_syscalls"`
 	UntrackedTasks    uint64            `json:"untracked_tasks"`
 	ProgramMisses     map[string]uint64 `json:"program_misses"`

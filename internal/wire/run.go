@@ -3,7 +3,10 @@ package wire
 // Schema ids of the run and health documents of an archive.
 const (
 	RunSchema    = "vigil.run/v2"
-	HealthSchema = "vigil.observation-health/v2"
+	HealthSchema = "vigil.observation-health/v3"
+	// HealthSchemaV2 is still read: its read_faults has no per-part
+	// counts, and its events do not say which part they lack.
+	HealthSchemaV2 = "vigil.observation-health/v2"
 )
 
 // Run is run.json: what was run, where, when and how it ended.
