@@ -20,11 +20,12 @@ import (
 const MaxLineBytes = 1 << 20
 
 // pieceBytes is how much of an entry is read before what arrived is
-// checked: the most a bad entry is inflated past its first bad line.
+// checked: with what readAhead holds, the most a bad entry is inflated
+// past its first bad line.
 const pieceBytes = 4 << 20
 
 // batchLines is how many lines are validated together.
-const batchLines = 16 << 10
+const batchLines = 8 << 10
 
 // folding is how a reading folds the kernel layer into a digest instead of
 // keeping its events (OpenDigest); scratch, when set, takes what would
@@ -61,9 +62,12 @@ func unspool(spool *spooled, n int64, piece []byte) ([]byte, error) {
 	return append(data, piece...), nil
 }
 
-// readEntry reads the size bytes of entry name from r a piece at a time,
-// hashing them and, for an NDJSON entry, validating every line completed
-// by the piece before the next piece is read. The buffer grows as data
+// readEntry reads the size bytes of entry name from r a piece at a time
+// and, for an NDJSON entry, validates every line completed by the piece
+// before the next piece is taken. A goroutine reads and hashes the
+// entry a little ahead (readAhead), and another folds checked kernel
+// events into the digest (lineCheck.fold), so that on more than one CPU
+// inflating, hashing, checking and folding overlap. The buffer grows as data
 // arrives rather than to the declared size, so a size that lies costs
 // nothing until the bytes are there.
 //
@@ -97,6 +101,12 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 	if fold != nil && fold.scratch != nil && name == evidence.EntrySurface {
 		keep, spool = false, &spooled{to: fold.scratch, off: fold.scratch.Size()}
 	}
+	if lc != nil {
+		// No fold outlives the reading, whatever ends it.
+		defer lc.waitFold()
+	}
+	src := readAhead(r, size, h)
+	defer src.close()
 	data := make([]byte, 0, min(size, pieceBytes))
 	var read int64
 	last := byte('\n')
@@ -115,10 +125,9 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			data = grown
 		}
 		piece := data[len(data) : len(data)+k]
-		if _, err := io.ReadFull(r, piece); err != nil {
+		if err := src.readFull(piece); err != nil {
 			return f, entryErr(name, "truncated: %v", err)
 		}
-		h.Write(piece)
 		data = data[:len(data)+k]
 		read += int64(k)
 		last = data[len(data)-1]
@@ -152,6 +161,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			return f, err
 		}
 	}
+	src.close() // every byte read is hashed
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	f.sum, f.n = &sum, size
@@ -170,6 +180,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			if last != '\n' {
 				return f, entryErr(name, "not in canonical encoding (differs from its canonical form at byte %d)", size)
 			}
+			lc.waitFold()
 			f.kernel, f.digest = lc.events, lc.digest
 			if lc.digest != nil {
 				f.kernel = nil
@@ -192,11 +203,36 @@ type lineCheck struct {
 	done         int   // bytes of data already checked
 	lines        int   // lines already checked
 	events       []wire.Kernel
-	// digest, when set, takes each batch of events once checked; only a
-	// batch is held.
+	// digest, when set, takes each batch of events once checked, in a
+	// goroutine that folds one batch while the next is checked: two
+	// batches are held, events and folding's.
 	digest  *evidence.Digest
+	folding []wire.Kernel
+	folded  chan struct{} // closed once folding's batch is in digest
 	haveSeq bool
 	lastSeq uint64
+}
+
+// fold hands the checked batch in c.events to the digest and gives
+// c.events the slots of the batch folded before it.
+func (c *lineCheck) fold() {
+	c.waitFold()
+	batch := c.events
+	c.events, c.folding = c.folding[:0], batch
+	done := make(chan struct{})
+	c.folded = done
+	go func() {
+		defer close(done)
+		c.digest.Add(batch)
+	}()
+}
+
+// waitFold returns once every batch handed to the digest is in it.
+func (c *lineCheck) waitFold() {
+	if c.folded != nil {
+		<-c.folded
+		c.folded = nil
+	}
 }
 
 // check validates the lines of data past what was checked: the complete
@@ -264,8 +300,7 @@ func (c *lineCheck) checkLines(chunk []byte, off int64) error {
 		c.haveSeq, c.lastSeq = true, seq
 	}
 	if c.digest != nil {
-		c.digest.Add(events)
-		c.events = c.events[:0]
+		c.fold()
 	}
 	return nil
 }

@@ -1,0 +1,120 @@
+package archive
+
+import (
+	"hash"
+	"io"
+)
+
+// aheadChunkBytes and aheadChunks bound what an aheadReader holds: the
+// chunks read and not yet consumed, plus the one being consumed.
+const (
+	aheadChunkBytes = 1 << 20
+	aheadChunks     = 2
+)
+
+// aheadReader reads an entry's bytes in a goroutine of its own, ahead of
+// the reader that checks them, and hashes them there: inflating and
+// hashing the kernel layer (about a third of what verifying it costs)
+// overlap with checking its lines instead of preceding them.
+type aheadReader struct {
+	full   chan aheadChunk
+	free   chan []byte
+	stop   chan struct{}
+	done   chan struct{}
+	cur    []byte // the rest of the chunk being consumed
+	buf    []byte // that chunk's buffer, free again once consumed
+	err    error  // what ended the reading, once cur is consumed
+	closed bool
+}
+
+type aheadChunk struct {
+	b   []byte
+	err error
+}
+
+// readAhead starts reading the size bytes of r into h and into chunks
+// for readFull. The caller must call close before it uses h or r again.
+func readAhead(r io.Reader, size int64, h hash.Hash) *aheadReader {
+	a := &aheadReader{
+		full: make(chan aheadChunk, aheadChunks),
+		free: make(chan []byte, aheadChunks+1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	n := int(min(size, aheadChunkBytes))
+	for range aheadChunks + 1 {
+		a.free <- make([]byte, n)
+	}
+	go func() {
+		defer close(a.done)
+		defer close(a.full)
+		for left := size; left > 0; {
+			var b []byte
+			select {
+			case b = <-a.free:
+			case <-a.stop:
+				return
+			}
+			k, err := io.ReadFull(r, b[:min(int64(len(b)), left)])
+			h.Write(b[:k])
+			left -= int64(k)
+			select {
+			case a.full <- aheadChunk{b[:k], err}:
+			case <-a.stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// readFull fills p with the entry's next bytes; its errors are those of
+// io.ReadFull on the entry.
+func (a *aheadReader) readFull(p []byte) error {
+	read := 0
+	for read < len(p) {
+		if len(a.cur) == 0 {
+			if a.buf != nil {
+				a.free <- a.buf[:cap(a.buf)]
+				a.buf = nil
+			}
+			if a.err != nil {
+				break
+			}
+			c, ok := <-a.full
+			if !ok {
+				a.err = io.EOF
+				break
+			}
+			a.buf, a.cur, a.err = c.b, c.b, c.err
+			continue
+		}
+		n := copy(p[read:], a.cur)
+		read += n
+		a.cur = a.cur[n:]
+	}
+	if read == len(p) {
+		return nil
+	}
+	if a.err == io.EOF || a.err == io.ErrUnexpectedEOF {
+		if read > 0 {
+			return io.ErrUnexpectedEOF
+		}
+		return io.EOF
+	}
+	return a.err
+}
+
+// close stops the reading and waits until the goroutine is done with r
+// and h. Closing again does nothing.
+func (a *aheadReader) close() {
+	if a.closed {
+		return
+	}
+	a.closed = true
+	close(a.stop)
+	<-a.done
+}

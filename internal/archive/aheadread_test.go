@@ -1,0 +1,85 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"testing/iotest"
+)
+
+// readAhead gives the entry's bytes in order, however they are asked for,
+// and hashes exactly them.
+func TestReadAheadGivesAndHashesTheEntry(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{0, 1, 1000, aheadChunkBytes - 1, aheadChunkBytes, 3*aheadChunkBytes + 17} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		h := sha256.New()
+		// One byte per Read: the reader must gather each chunk.
+		a := readAhead(iotest.OneByteReader(bytes.NewReader(data)), int64(size), h)
+		var got []byte
+		for len(got) < size {
+			p := make([]byte, min(size-len(got), 1+rng.IntN(2*aheadChunkBytes)))
+			if err := a.readFull(p); err != nil {
+				t.Fatalf("size %d: after %d bytes: %v", size, len(got), err)
+			}
+			got = append(got, p...)
+		}
+		a.close()
+		if !bytes.Equal(got, data) {
+			t.Fatalf("size %d: bytes differ", size)
+		}
+		if want := sha256.Sum256(data); !bytes.Equal(h.Sum(nil), want[:]) {
+			t.Fatalf("size %d: hash is not the entry's", size)
+		}
+	}
+}
+
+// An entry shorter than declared ends as io.ReadFull on it would; any
+// other read error is passed on.
+func TestReadAheadShortAndFailingEntries(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), aheadChunkBytes+10)
+	a := readAhead(bytes.NewReader(data), int64(len(data))+5, sha256.New())
+	if err := a.readFull(make([]byte, len(data)+5)); err != io.ErrUnexpectedEOF {
+		t.Errorf("short entry read whole: %v, want %v", err, io.ErrUnexpectedEOF)
+	}
+	a.close()
+
+	a = readAhead(bytes.NewReader(data), int64(len(data))+5, sha256.New())
+	if err := a.readFull(make([]byte, len(data))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.readFull(make([]byte, 5)); err != io.EOF {
+		t.Errorf("read past a short entry's end: %v, want %v", err, io.EOF)
+	}
+	a.close()
+
+	broken := errors.New("disk on fire")
+	a = readAhead(io.MultiReader(bytes.NewReader(data[:100]), iotest.ErrReader(broken)), int64(len(data)), sha256.New())
+	if err := a.readFull(make([]byte, len(data))); !errors.Is(err, broken) {
+		t.Errorf("failing entry: %v, want %v", err, broken)
+	}
+	a.close()
+}
+
+// Closing before the entry is read stops the goroutine, which must not
+// hold r or h after close returns.
+func TestReadAheadCloseEarly(t *testing.T) {
+	data := make([]byte, 10*aheadChunkBytes)
+	a := readAhead(bytes.NewReader(data), int64(len(data)), sha256.New())
+	if err := a.readFull(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	select {
+	case <-a.done:
+	default:
+		t.Fatal("goroutine still running after close")
+	}
+	a.close() // again: nothing
+}
