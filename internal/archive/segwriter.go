@@ -27,8 +27,11 @@ type segmentWriter struct {
 	segs    []*segment // every segment, in stream order
 	jobs    chan *segment
 	workers sync.WaitGroup
-	stop    sync.Once
-	spool   *spill.File
+	// started workers of at most maxWorkers, started as segments come
+	// (submit); only the writing goroutine starts them.
+	started, maxWorkers int
+	stop                sync.Once
+	spool               *spill.File
 	// spoolFailed counts segments kept in memory because the spool
 	// refused them; spoolErr is the first refusal.
 	spoolFailed atomic.Int64
@@ -74,29 +77,42 @@ func newSpoolingSegmentWriter(size int, spool *spill.File) *segmentWriter {
 	// A job queue as long as the pool: the writer waits when the workers
 	// fall behind, which bounds what is held uncompressed.
 	w.jobs = make(chan *segment, n)
-	for range n {
-		w.workers.Add(1)
-		go func() {
-			defer w.workers.Done()
-			var d deflater
-			for s := range w.jobs {
-				for _, p := range s.pieces {
-					s.crc = crc32.Update(s.crc, crc32.IEEETable, p)
-				}
-				if w.spool == nil {
-					s.out, s.err = d.segment(s.pieces, s.final)
-				} else {
-					w.compressToSpool(&d, s)
-				}
-				s.pieces = nil
-				for _, r := range s.refs {
-					r.release()
-				}
-				s.refs = nil
-			}
-		}()
-	}
+	w.maxWorkers = n
 	return w
+}
+
+// submit queues s for compression, starting a worker for it while there
+// are fewer than the pool's size: a small stream (one segment) takes one
+// compressor, not one per CPU.
+func (w *segmentWriter) submit(s *segment) {
+	if w.started < w.maxWorkers {
+		w.started++
+		w.workers.Add(1)
+		go w.work()
+	}
+	w.jobs <- s
+}
+
+// work compresses queued segments until the queue is closed.
+func (w *segmentWriter) work() {
+	defer w.workers.Done()
+	d := deflaters.Get().(*deflater)
+	defer deflaters.Put(d)
+	for s := range w.jobs {
+		for _, p := range s.pieces {
+			s.crc = crc32.Update(s.crc, crc32.IEEETable, p)
+		}
+		if w.spool == nil {
+			s.out, s.err = d.segment(s.pieces, s.final)
+		} else {
+			w.compressToSpool(d, s)
+		}
+		s.pieces = nil
+		for _, r := range s.refs {
+			r.release()
+		}
+		s.refs = nil
+	}
 }
 
 // compressToSpool compresses s into the spool, or into memory should the
@@ -145,7 +161,7 @@ func (w *segmentWriter) writeOwned(p []byte, done func()) {
 	for len(p) > 0 {
 		if w.cur.n == w.size {
 			// More follows the full segment: it is not the last.
-			w.jobs <- w.cur
+			w.submit(w.cur)
 			w.cur = &segment{}
 			w.segs = append(w.segs, w.cur)
 		}
@@ -169,7 +185,7 @@ func (w *segmentWriter) close(final bool) ([]*segment, error) {
 	if w.cur.n == 0 && !final {
 		w.segs = w.segs[:len(w.segs)-1]
 	} else {
-		w.jobs <- w.cur
+		w.submit(w.cur)
 	}
 	w.abort()
 	for _, s := range w.segs {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 
@@ -54,6 +56,27 @@ func tarPieces(files []file) ([][]byte, error) {
 type deflater struct {
 	w   *flate.Writer
 	out bytes.Buffer
+}
+
+// deflaters are the deflaters no goroutine is using. A compressor's
+// tables take about a megabyte to make and clear, which for a small
+// archive cost more than compressing it: writing one takes five
+// (both segment writers' workers and the manifest's), and a recording's
+// kernel stream has made its own by then.
+var deflaters = sync.Pool{New: func() any { return new(deflater) }}
+
+// WarmCompressors makes a compressor per CPU ahead of need, so that a
+// caller with time to spare (vigil record, while its command starts) does
+// not pay for them when it writes. A collection may drop them again.
+func WarmCompressors() {
+	ds := make([]*deflater, runtime.GOMAXPROCS(0))
+	for i := range ds {
+		ds[i] = deflaters.Get().(*deflater)
+		ds[i].compress([][]byte{{0}}, true) // allocates what compressing does
+	}
+	for _, d := range ds {
+		deflaters.Put(d)
+	}
 }
 
 // segment compresses seg on its own; final ends the deflate stream.
@@ -185,7 +208,8 @@ func encodeArchive(b *evidence.Bundle, layer *KernelLayer, key *attest.Key) (arc
 	if err != nil {
 		return nil, err
 	}
-	var d deflater
+	d := deflaters.Get().(*deflater)
+	defer deflaters.Put(d)
 	head, err := d.segment(headPieces, false)
 	if err != nil {
 		return nil, err

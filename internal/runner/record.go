@@ -134,11 +134,13 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 	// JSON Schemas compile on first use; SDK log ingestion needs the
 	// sdk-event one inside archive_write. It compiles beside preflight and
 	// attach (mostly kernel work) instead, and is done before the command
-	// starts, so it never competes with it.
+	// starts, so it never competes with it. So are the compressors the
+	// kernel layer and the archive's other entries are written with.
 	schemasReady := make(chan struct{})
 	go func() {
 		defer close(schemasReady)
 		_ = wire.Warm("sdk-event")
+		archive.WarmCompressors()
 	}()
 
 	// preflight
