@@ -41,19 +41,27 @@ func readAhead(r io.Reader, size int64, h hash.Hash) *aheadReader {
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	n := int(min(size, aheadChunkBytes))
-	for range aheadChunks + 1 {
-		a.free <- make([]byte, n)
-	}
 	go func() {
 		defer close(a.done)
 		defer close(a.full)
+		made := 0
 		for left := size; left > 0; {
+			// Buffers are made as the data comes (a size that lies costs
+			// one), up to aheadChunks+1; then they are reused.
 			var b []byte
 			select {
 			case b = <-a.free:
-			case <-a.stop:
-				return
+			default:
+				if made < aheadChunks+1 {
+					made++
+					b = make([]byte, min(size, aheadChunkBytes))
+					break
+				}
+				select {
+				case b = <-a.free:
+				case <-a.stop:
+					return
+				}
 			}
 			k, err := io.ReadFull(r, b[:min(int64(len(b)), left)])
 			h.Write(b[:k])
@@ -71,8 +79,9 @@ func readAhead(r io.Reader, size int64, h hash.Hash) *aheadReader {
 	return a
 }
 
-// readFull fills p with the entry's next bytes; its errors are those of
-// io.ReadFull on the entry.
+// readFull fills p with the entry's next bytes. Its errors are the
+// reader's, as io.ReadFull gives them a chunk at a time: io.EOF for an
+// entry that ends where a chunk starts, io.ErrUnexpectedEOF inside one.
 func (a *aheadReader) readFull(p []byte) error {
 	read := 0
 	for read < len(p) {
@@ -99,13 +108,10 @@ func (a *aheadReader) readFull(p []byte) error {
 	if read == len(p) {
 		return nil
 	}
-	if a.err == io.EOF || a.err == io.ErrUnexpectedEOF {
-		if read > 0 {
-			return io.ErrUnexpectedEOF
-		}
-		return io.EOF
+	if a.err == io.EOF && read > 0 {
+		return io.ErrUnexpectedEOF
 	}
-	return a.err
+	return a.err // the reader's own: a tar entry cut short says io.ErrUnexpectedEOF
 }
 
 // close stops the reading and waits until the goroutine is done with r

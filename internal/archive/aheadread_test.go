@@ -6,8 +6,13 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"vigil/internal/evidence"
+	"vigil/internal/evidence/evidencetest"
 )
 
 // readAhead gives the entry's bytes in order, however they are asked for,
@@ -54,8 +59,26 @@ func TestReadAheadShortAndFailingEntries(t *testing.T) {
 	if err := a.readFull(make([]byte, len(data))); err != nil {
 		t.Fatal(err)
 	}
+	if err := a.readFull(make([]byte, 5)); err != io.ErrUnexpectedEOF {
+		t.Errorf("read past a short entry's end: %v, want %v", err, io.ErrUnexpectedEOF)
+	}
+	a.close()
+
+	// An entry that ends where a chunk would start: the reader said EOF.
+	even := data[:aheadChunkBytes]
+	a = readAhead(bytes.NewReader(even), int64(len(even))+5, sha256.New())
+	if err := a.readFull(make([]byte, len(even))); err != nil {
+		t.Fatal(err)
+	}
 	if err := a.readFull(make([]byte, 5)); err != io.EOF {
-		t.Errorf("read past a short entry's end: %v, want %v", err, io.EOF)
+		t.Errorf("read past an entry ending on a chunk: %v, want %v", err, io.EOF)
+	}
+	a.close()
+
+	// A tar entry cut short says so itself; that is what readFull says.
+	a = readAhead(io.MultiReader(bytes.NewReader(even), iotest.ErrReader(io.ErrUnexpectedEOF)), int64(len(even))+5, sha256.New())
+	if err := a.readFull(make([]byte, len(even)+5)); err != io.ErrUnexpectedEOF {
+		t.Errorf("cut tar entry: %v, want %v", err, io.ErrUnexpectedEOF)
 	}
 	a.close()
 
@@ -82,4 +105,35 @@ func TestReadAheadCloseEarly(t *testing.T) {
 		t.Fatal("goroutine still running after close")
 	}
 	a.close() // again: nothing
+}
+
+// Reading an entry starts a reader and a folder beside the checker; no
+// path out of readEntry, a bad line early on included, leaves them
+// running.
+func TestReadEntryLeavesNoGoroutine(t *testing.T) {
+	text := appendKernels(nil, evidencetest.Kernel(6*batchLines, 0))
+	bad := bytes.Clone(text)
+	// Past the first batch (so one is folding), well before the end (so
+	// the reader has more to read).
+	mid := bytes.IndexByte(bad[len(bad)/3:], '\n') + len(bad)/3 + 1
+	copy(bad[mid:], `{"seq":"x"`)
+	before := runtime.NumGoroutine()
+	for _, c := range []struct {
+		name string
+		data []byte
+		size int64
+	}{{"whole", text, int64(len(text))}, {"bad line", bad, int64(len(bad))}, {"cut short", text[:len(text)/2], int64(len(text))}} {
+		_, err := readEntry(bytes.NewReader(c.data), evidence.EntryKernel, c.size, &folding{}, false)
+		if (err == nil) != (c.name == "whole") {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+	// Goroutines the runtime or the test framework started meanwhile
+	// settle within this wait too.
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines before reading, %d after", before, n)
+	}
 }

@@ -13,7 +13,10 @@ import (
 // deflate stream.
 func TestSegmentWriterStartsWorkersAsNeeded(t *testing.T) {
 	const size = 1 << 12
-	cpus := runtime.GOMAXPROCS(0)
+	// More CPUs than this host may have, so that starting them all at
+	// once would show.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	cpus := 4
 	for _, n := range []int{1, size, 3*size + 5, (cpus + 2) * size} {
 		w := newSegmentWriter(size)
 		data := bytes.Repeat([]byte("vigil "), n/6+1)[:n]

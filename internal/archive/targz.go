@@ -65,11 +65,14 @@ type deflater struct {
 // kernel stream has made its own by then.
 var deflaters = sync.Pool{New: func() any { return new(deflater) }}
 
-// WarmCompressors makes a compressor per CPU ahead of need, so that a
-// caller with time to spare (vigil record, while its command starts) does
-// not pay for them when it writes. A collection may drop them again.
+// WarmCompressors makes the compressors writing a small archive takes at
+// once (one per segment writer and the manifest's), or one per CPU if
+// fewer, ahead of need, so that a caller with time to spare (vigil record,
+// while its programs load) does not pay for them when it writes. A
+// collection may drop them again; a long recording's kernel stream
+// returns its own to the pool before the archive is written.
 func WarmCompressors() {
-	ds := make([]*deflater, runtime.GOMAXPROCS(0))
+	ds := make([]*deflater, min(runtime.GOMAXPROCS(0), 3))
 	for i := range ds {
 		ds[i] = deflaters.Get().(*deflater)
 		ds[i].compress([][]byte{{0}}, true) // allocates what compressing does

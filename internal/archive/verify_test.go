@@ -340,6 +340,24 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			}
 			t.Fatal("no successful open in the fixture")
 		}), evidence.EntryKernel, []string{"its fields show path_truncated but incomplete does not name it"}},
+		{"a resolved path made relative without saying it was cut", editBundle(func(b *evidence.Bundle) {
+			for i := range b.Kernel {
+				if o := b.Kernel[i].Open; o != nil && o.File != nil {
+					o.File.Path = o.File.Path[1:]
+					return
+				}
+			}
+			t.Fatal("no successful open in the fixture")
+		}), evidence.EntryKernel, []string{"is neither absolute, detached nor marked truncated"}},
+		{"an exec with arguments dropped without saying so", editBundle(func(b *evidence.Bundle) {
+			for i := range b.Kernel {
+				if x := b.Kernel[i].Exec; x != nil {
+					x.Argc = uint32(len(x.Argv)) + 3
+					return
+				}
+			}
+			t.Fatal("no exec in the fixture")
+		}), evidence.EntryKernel, []string{"arguments of argc", "neither argv_truncated nor a failed read"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}

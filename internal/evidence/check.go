@@ -387,7 +387,14 @@ func checkReadFaults(h *wire.Health, d *Digest) error {
 		return entryErr(EntryHealth, "read_faults is %d but %d %s events lack a part", h.ReadFaults, n, EntryKernel)
 	}
 	if !maps.Equal(h.IncompleteParts, parts) {
-		return entryErr(EntryHealth, "incomplete_parts is %s but %s derives %s", compact(h.IncompleteParts), EntryKernel, compact(parts))
+		got, want := "absent", "none"
+		if h.IncompleteParts != nil {
+			got = compact(h.IncompleteParts)
+		}
+		if parts != nil {
+			want = compact(parts)
+		}
+		return entryErr(EntryHealth, "incomplete_parts is %s but %s derives %s", got, EntryKernel, want)
 	}
 	return nil
 }

@@ -467,6 +467,9 @@ func readFaultReason(n uint64, causes map[string]uint64) string {
 		}
 	}
 	r := fmt.Sprintf("%d events have a part missing: %s", n, strings.Join(parts, "; "))
+	if n == 1 {
+		r = "1 event has a part missing: " + strings.Join(parts, "; ")
+	}
 	var sum uint64
 	for _, c := range causes {
 		sum += c

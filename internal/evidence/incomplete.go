@@ -3,18 +3,27 @@ package evidence
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"vigil/internal/wire"
 )
 
-// shownIncomplete lists, in wire.IncompleteOrder, the parts an event's
-// own fields say were cut (a truncated path or name, argv_truncated):
-// its Incomplete must name each of them. What no field can show (a failed
-// read, a cut exec filename, symlink target or cgroup path) only
-// Incomplete says.
-func shownIncomplete(e *wire.Kernel) (path, name, argv bool) {
+// shownIncomplete says which parts an event's own fields show were cut
+// (a truncated path or name, argv_truncated): its Incomplete must name
+// each of them. What no field can show (a failed read, a cut exec
+// filename, symlink target or cgroup path) only Incomplete says. hidden
+// names a field that is cut without saying so: a resolved path that is
+// relative but neither detached nor truncated, or fewer arguments than
+// argc with neither argv_truncated nor a failed read.
+func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 	resolved := func(p *wire.ResolvedPath) {
-		path = path || p != nil && p.Truncated
+		if p == nil {
+			return
+		}
+		path = path || p.Truncated
+		if !p.Detached && !p.Truncated && !strings.HasPrefix(string(p.Path), "/") && hidden == "" {
+			hidden = fmt.Sprintf("resolved path %q is neither absolute, detached nor marked truncated", p.Path.Text())
+		}
 	}
 	named := func(n *wire.Name) {
 		if n != nil {
@@ -26,6 +35,9 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool) {
 	case e.Exec != nil:
 		resolved(&e.Exec.File)
 		argv = e.Exec.ArgvTruncated
+		if uint32(len(e.Exec.Argv)) != e.Exec.Argc && !argv && !slices.Contains(e.Incomplete, wire.IncompleteReadFailed) && hidden == "" {
+			hidden = fmt.Sprintf("exec has %d arguments of argc %d, yet neither argv_truncated nor a failed read", len(e.Exec.Argv), e.Exec.Argc)
+		}
 	case e.ExecFailed != nil:
 		named(&e.ExecFailed.Name)
 	case e.Open != nil:
@@ -38,7 +50,7 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool) {
 	case e.IOUring != nil:
 		resolved(e.IOUring.File)
 	}
-	return path, name, argv
+	return path, name, argv, hidden
 }
 
 // incompleteDefect says what is wrong with e's Incomplete, or "": every
@@ -56,7 +68,10 @@ func incompleteDefect(e *wire.Kernel) string {
 		}
 		last = i
 	}
-	path, name, argv := shownIncomplete(e)
+	path, name, argv, hidden := shownIncomplete(e)
+	if hidden != "" {
+		return hidden
+	}
 	for _, shown := range []struct {
 		cut  bool
 		part string

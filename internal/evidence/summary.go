@@ -48,6 +48,18 @@ type Summary struct {
 	// Unattributed counts kernel events inside no tool call's window; zero
 	// when there is no SDK layer.
 	Unattributed uint64 `json:"unattributed_events"`
+	// Incomplete are the first events that lack a part (their
+	// "incomplete"), at most the requested number; health counts them all.
+	Incomplete []IncompleteEvent `json:"incomplete_events,omitempty"`
+}
+
+// IncompleteEvent names one event that lacks a part, and which.
+type IncompleteEvent struct {
+	Seq   uint64     `json:"seq"`
+	Kind  wire.Kind  `json:"kind"`
+	PID   uint32     `json:"pid"`
+	Comm  wire.Bytes `json:"comm"`
+	Parts []string   `json:"parts"`
 }
 
 // PathCount is a path and how often it was opened.
@@ -94,6 +106,11 @@ func Summarize(b *Bundle, top int) Summary {
 		NetworkSent:  append([]Endpoint{}, b.Surface.NetworkSent...),
 		NetworkLocal: append([]Endpoint{}, b.Surface.NetworkLocal...),
 		ToolCalls:    []CallBrief{},
+	}
+	for i := range b.Kernel {
+		if e := &b.Kernel[i]; len(e.Incomplete) > 0 && len(s.Incomplete) < top {
+			s.Incomplete = append(s.Incomplete, IncompleteEvent{Seq: e.Seq, Kind: e.Kind, PID: e.PID, Comm: e.Comm, Parts: e.Incomplete})
+		}
 	}
 	opens := map[wire.Bytes]uint64{}
 	for i := range b.Kernel {

@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -55,15 +56,30 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 
-	// Which parts are missing, when the health document counts them.
-	in.ReadFaults, in.IncompleteParts = 3, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 2}
+	// Which parts are missing, and in which events: the first of them
+	// (at most top), then how many more.
+	for _, i := range []int{3, 11} {
+		lossy.Kernel[i].Incomplete = []string{wire.IncompleteReadFailed}
+	}
+	lossy.Kernel[7].Incomplete = []string{wire.IncompleteReadFailed, wire.IncompleteArgv}
+	in.ReadFaults, in.IncompleteParts = 3, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 3}
 	lossy.Health = evidence.BuildHealth(lossy.Run.RunID, in)
-	lt = evidence.Summarize(lossy, 3).Text()
-	for _, want := range []string{"read faults         3 events with a part missing (read_failed 2, argv_truncated 1;",
-		"- 3 events have a part missing: 2 with a memory read that failed (read_failed); 1 with exec arguments longer than the capture keeps (argv_truncated)"} {
+	sum := evidence.Summarize(lossy, 2)
+	lt = sum.Text()
+	e7 := lossy.Kernel[7]
+	for _, want := range []string{"incomplete events   3 (read_failed 3, argv_truncated 1)",
+		fmt.Sprintf("seq %-15d %s by pid %d (%s): read_failed, argv_truncated", e7.Seq, e7.Kind, e7.PID, e7.Comm.Text()),
+		`  and 1 more ("incomplete" in layers/kernel.ndjson)`,
+		"- 3 events have a part missing: 3 with a memory read that failed (read_failed); 1 with exec arguments longer than the capture keeps (argv_truncated) (an event can lack several)"} {
 		if !strings.Contains(lt, want) {
 			t.Errorf("text lacks %q:\n%s", want, lt)
 		}
+	}
+	if len(sum.Incomplete) != 2 || sum.Incomplete[0].Seq != lossy.Kernel[3].Seq || sum.Incomplete[1].Seq != e7.Seq {
+		t.Errorf("incomplete events %+v, want seqs %d and %d", sum.Incomplete, lossy.Kernel[3].Seq, e7.Seq)
+	}
+	if data, _ := json.Marshal(sum); wire.Validate("inspect", data) != nil {
+		t.Fatalf("inspect schema: %v", wire.Validate("inspect", data))
 	}
 
 	none := evidence.Summarize(evidencetest.Bundle(10, 0), 100)

@@ -78,7 +78,13 @@ func (s Summary) Text() string {
 				parts = append(parts, fmt.Sprintf("%s %d", part, n))
 			}
 		}
-		p("read faults         %d events with a part missing (%s; the events' \"incomplete\" says which)\n", h.ReadFaults, strings.Join(parts, ", "))
+		p("incomplete events   %d (%s)\n", h.ReadFaults, strings.Join(parts, ", "))
+		for _, e := range s.Incomplete {
+			p("  seq %-15d %s by pid %d (%s): %s\n", e.Seq, e.Kind, e.PID, e.Comm.Text(), strings.Join(e.Parts, ", "))
+		}
+		if shown := uint64(len(s.Incomplete)); shown > 0 && h.ReadFaults > shown {
+			p("  and %d more (\"incomplete\" in layers/kernel.ndjson)\n", h.ReadFaults-shown)
+		}
 	default:
 		p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
 	}
@@ -127,7 +133,7 @@ func (s Summary) Text() string {
 	for _, l := range []struct {
 		title string
 		eps   []Endpoint
-	}{{"connected to (whatever the result)", s.Network}, {"sent to", s.NetworkSent}, {"bound or listening on", s.NetworkLocal}} {
+	}{{"connect attempts, succeeded or not", s.Network}, {"sent to", s.NetworkSent}, {"bound or listening on", s.NetworkLocal}} {
 		p("\nnetwork: %s (%d)\n", l.title, len(l.eps))
 		for _, n := range l.eps {
 			if n.Family == "unix" {
