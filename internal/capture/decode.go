@@ -347,7 +347,9 @@ func (d *decoder) name(r *record, i int) (wire.Name, missing) {
 	dir, cut := d.path(r, i)
 	n := wire.Name{Requested: d.str(r.strs[i+1]), Dir: dir}
 	if !r.strFlag(i+1, vigilBPFVigilFlagVIGIL_F_STR_SET) {
-		n.Missing = true
+		// No name to be relative to the directory: without it, the
+		// directory would pass for the name's path.
+		n.Missing, n.Dir, cut = true, nil, false
 	}
 	n.Truncated = r.strFlag(i+1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC)
 	return n, pathCut(cut) | nameCut(n.Truncated)

@@ -121,7 +121,7 @@ func TestE2EHostileWorkloads(t *testing.T) {
 					switch {
 					case e.Open != nil && e.Open.Ret == efault:
 						open = true
-						if !e.Open.Name.Missing || !slices.Equal(e.Incomplete, []string{wire.IncompleteReadFailed}) {
+						if !e.Open.Name.Missing || e.Open.Name.Dir != nil || !slices.Equal(e.Incomplete, []string{wire.IncompleteReadFailed}) {
 							t.Errorf("open of a bad pointer: name %+v, incomplete %q", e.Open.Name, e.Incomplete)
 						}
 					case e.Kind == wire.KindConnect && e.Net.Ret == efault:
@@ -133,6 +133,18 @@ func TestE2EHostileWorkloads(t *testing.T) {
 				}
 				if !open || !connect {
 					t.Fatalf("events of the refused calls missing: open %v, connect %v", open, connect)
+				}
+				// The name it could not read has no path: the working
+				// directory it would have been relative to is no failed
+				// open.
+				surface, err := b.WholeSurface()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range surface.OpenFailures {
+					if string(p) == dir || string(p) == dir+"/" {
+						t.Errorf("open_failures lists %s, the directory an unreadable name would be relative to", p)
+					}
 				}
 				h := b.Health
 				if h.KernelLayer.Status != wire.LayerPartial || h.IncompleteParts[wire.IncompleteReadFailed] < 2 {

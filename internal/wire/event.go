@@ -170,7 +170,8 @@ type ExecFailed struct {
 type Name struct {
 	Requested Bytes         `json:"requested"`
 	Dir       *ResolvedPath `json:"dir,omitempty"`
-	// Missing: the name could not be read (a bad pointer).
+	// Missing: the name could not be read (a bad or null pointer); Dir
+	// is then absent, and the name has no path.
 	Missing bool `json:"missing,omitempty"`
 	// Truncated: the name was longer than the capture keeps (4095
 	// bytes); Requested holds its start.
