@@ -107,6 +107,9 @@ func (p *kparser) open() *wire.Open {
 	if p.opt(`,"dev":`) {
 		x.Dev = p.u32()
 	}
+	if p.opt(`,"created":`) {
+		x.Created = wire.BoolRef(p.boolean())
+	}
 	p.lit(`}`)
 	return x
 }

@@ -398,9 +398,10 @@ func (d *decoder) exec(ev *wire.Kernel, r *record) missing {
 
 // fmode bits (include/linux/fs.h).
 const (
-	fmodeRead  = 0x1
-	fmodeWrite = 0x2
-	fmodePath  = 0x4000
+	fmodeRead    = 0x1
+	fmodeWrite   = 0x2
+	fmodePath    = 0x4000
+	fmodeCreated = 0x100000 // set by the open that created the file
 )
 
 func accessOf(fmode uint32) string {
@@ -450,6 +451,7 @@ func (d *decoder) open(ev *wire.Kernel, r *record) missing {
 		m = pathCut(cut) | nameCut(o.Name.Truncated)
 		o.Access = accessOf(x.F_mode)
 		o.Ino, o.Dev = x.Ino, x.Dev
+		o.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0)
 	} else {
 		o.Name, m = d.name(r, 0)
 		o.Access = accessOfFlags(o.Flags)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,5 +106,33 @@ func TestOpenat2AndConnect(t *testing.T) {
 	}
 	if u := conns["unix"]; u == nil || string(u.Addr) != sock || u.Ret != enoent {
 		t.Errorf("unix connect = %+v, want %s ENOENT", u, sock)
+	}
+}
+
+// Whether an open created its file is the kernel's word, not O_CREAT's:
+// of two O_CREAT opens of a new file only the first created it, and an
+// O_CREAT open of /dev/null created nothing.
+func TestOpenSaysWhetherItCreated(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if err := helper(t, cg, "creat", fresh, "/dev/null").Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+	var got []string
+	for _, ev := range r.Events {
+		if o := ev.Open; o != nil && o.Create && o.File != nil && (string(o.File.Path) == fresh || string(o.File.Path) == "/dev/null") {
+			if o.Created == nil {
+				t.Fatalf("successful open of %s says nothing of creating it", o.File.Path)
+			}
+			got = append(got, fmt.Sprintf("%s %v", filepath.Base(string(o.File.Path)), *o.Created))
+		}
+	}
+	want := []string{"fresh true", "null false", "fresh false", "null false"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("opens created %q, want %q", got, want)
 	}
 }

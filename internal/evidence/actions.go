@@ -126,7 +126,12 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 		if o.Ret < 0 || o.File == nil {
 			return appendOpen(out, namePath(o.Name), true, o.Access, o.Create, o.Truncate, o.Append)
 		}
-		return appendOpen(out, o.File.Path, false, o.Access, o.Create, o.Truncate, o.Append)
+		create := o.Create
+		if o.Created != nil {
+			// The kernel's word: the open created the file, or found it.
+			create = *o.Created
+		}
+		return appendOpen(out, o.File.Path, false, o.Access, create, o.Truncate, o.Append)
 	case e.IOUring != nil:
 		if u := e.IOUring; u.File != nil && u.Res >= 0 {
 			return appendOpen(out, u.File.Path, false, u.Access, false, false, false)

@@ -28,8 +28,9 @@ type CapabilitySurface struct {
 	// FilesWritten are files opened for writing (write or read_write
 	// access, or with create/truncate/append).
 	FilesWritten []wire.Bytes `json:"files_written"`
-	// FilesCreated are files opened with O_CREAT (the open may have found
-	// the file there) and nodes made by mknod.
+	// FilesCreated are files an open created (the kernel says so, in the
+	// event's "created"; for an event without it, an open with O_CREAT,
+	// which may have found the file there) and nodes made by mknod.
 	FilesCreated []wire.Bytes `json:"files_created"`
 	// OpenFailures are names whose open returned an error; they are kept
 	// apart so the surface does not claim access that was refused.

@@ -322,3 +322,26 @@ func BenchmarkBuildSurface(b *testing.B) {
 		})
 	}
 }
+
+// An open that says whether it created its file is believed; one that
+// does not (recorded before it was kept) counts O_CREAT, as then.
+func TestFilesCreatedTakesTheKernelsWord(t *testing.T) {
+	withCreated := func(e wire.Kernel, created bool) wire.Kernel {
+		e.Open.Created = wire.BoolRef(created)
+		return e
+	}
+	events := []wire.Kernel{
+		withCreated(open(0, "new", wire.AccessWrite, 3, true, false, false), true),
+		withCreated(open(1, "found", wire.AccessWrite, 3, true, false, false), false),
+		withCreated(open(2, "read-only-creat", wire.AccessRead, 3, true, false, false), false),
+		open(3, "older", wire.AccessWrite, 3, true, false, false),
+	}
+	s := evidence.BuildSurface(events)
+	if want := []wire.Bytes{"/cwd/new", "/cwd/older"}; !slices.Equal(s.FilesCreated, want) {
+		t.Errorf("files_created %q, want %q", s.FilesCreated, want)
+	}
+	// An O_RDONLY|O_CREAT open that found its file wrote nothing.
+	if want := []wire.Bytes{"/cwd/found", "/cwd/new", "/cwd/older"}; !slices.Equal(s.FilesWritten, want) {
+		t.Errorf("files_written %q, want %q", s.FilesWritten, want)
+	}
+}

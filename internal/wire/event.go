@@ -230,7 +230,24 @@ type Open struct {
 	Syscall  string `json:"syscall"` // "open", "openat", "openat2" or "creat"
 	Ino      uint64 `json:"ino,omitempty"`
 	Dev      uint32 `json:"dev,omitempty"`
+	// Created says whether this open created the file, from the opened
+	// file's mode (the kernel's FMODE_CREATED); Create only says O_CREAT
+	// was asked for. Present for a successful open; absent for a failed
+	// one, and in archives recorded before it was kept.
+	Created *bool `json:"created,omitempty"`
 }
+
+// BoolRef points at a shared true or false: for the optional booleans of
+// events, made by the million, without an allocation each. Never write
+// through it.
+func BoolRef(b bool) *bool {
+	if b {
+		return &boolTrue
+	}
+	return &boolFalse
+}
+
+var boolTrue, boolFalse = true, false
 
 // FileOp is a change to the file tree, recorded at the syscall's return
 // with its result: unlink/unlinkat, rmdir, mkdir/mkdirat, mknod/mknodat,
