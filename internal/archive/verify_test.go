@@ -358,6 +358,24 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			}
 			t.Fatal("no exec in the fixture")
 		}), evidence.EntryKernel, []string{"arguments of argc", "neither argv_truncated nor a failed read"}},
+		{"a failed open that says whether it created its file", editBundle(func(b *evidence.Bundle) {
+			for i := range b.Kernel {
+				if o := b.Kernel[i].Open; o != nil && o.Ret < 0 {
+					o.Created = wire.BoolRef(false)
+					return
+				}
+			}
+			t.Fatal("no failed open in the fixture")
+		}), evidence.EntryKernel, []string{"a failed open says whether it created its file"}},
+		{"an open without O_CREAT that says it created its file", editBundle(func(b *evidence.Bundle) {
+			for i := range b.Kernel {
+				if o := b.Kernel[i].Open; o != nil && o.File != nil && !o.Create {
+					o.Created = wire.BoolRef(true)
+					return
+				}
+			}
+			t.Fatal("no open without O_CREAT in the fixture")
+		}), evidence.EntryKernel, []string{"an open without O_CREAT or O_TMPFILE says it created its file"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}

@@ -451,7 +451,9 @@ func (d *decoder) open(ev *wire.Kernel, r *record) missing {
 		m = pathCut(cut) | nameCut(o.Name.Truncated)
 		o.Access = accessOf(x.F_mode)
 		o.Ino, o.Dev = x.Ino, x.Dev
-		o.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0)
+		// O_TMPFILE always makes a new (unnamed) file; the kernel does
+		// not mark it created.
+		o.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0 || o.Flags&oTmpfile == oTmpfile)
 	} else {
 		o.Name, m = d.name(r, 0)
 		o.Access = accessOfFlags(o.Flags)

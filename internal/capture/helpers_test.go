@@ -93,6 +93,12 @@ func runHelper(mode string, args []string) error {
 			}
 		}
 		return nil
+	case "tmpfile": // DIR: open an unnamed file in DIR (O_TMPFILE)
+		fd, err := unix.Open(args[0], unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
 	case "connect": // PORT UNIXPATH: connect to closed TCP ports and a missing unix socket
 		var port int
 		fmt.Sscan(args[0], &port)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"vigil/internal/testenv"
 	"vigil/internal/wire"
 )
@@ -116,14 +118,27 @@ func TestOpenSaysWhetherItCreated(t *testing.T) {
 	testenv.RequireRoot(t)
 	cg := testCgroup(t)
 	c := openCapture(t, cg, 0)
-	fresh := filepath.Join(t.TempDir(), "fresh")
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh")
 	if err := helper(t, cg, "creat", fresh, "/dev/null").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := helper(t, cg, "tmpfile", dir).Run(); err != nil {
 		t.Fatal(err)
 	}
 	r := finish(t, c, cg)
 	checkComplete(t, r)
 	var got []string
+	tmpfile := false
 	for _, ev := range r.Events {
+		// O_TMPFILE always makes a new file, though the kernel does not
+		// mark it created.
+		if o := ev.Open; o != nil && o.Flags&unix.O_TMPFILE == unix.O_TMPFILE && o.Ret >= 0 {
+			tmpfile = true
+			if o.Created == nil || !*o.Created {
+				t.Errorf("O_TMPFILE open: created %v, want true", o.Created)
+			}
+		}
 		if o := ev.Open; o != nil && o.Create && o.File != nil && (string(o.File.Path) == fresh || string(o.File.Path) == "/dev/null") {
 			if o.Created == nil {
 				t.Fatalf("successful open of %s says nothing of creating it", o.File.Path)
@@ -132,7 +147,7 @@ func TestOpenSaysWhetherItCreated(t *testing.T) {
 		}
 	}
 	want := []string{"fresh true", "null false", "fresh false", "null false"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("opens created %q, want %q", got, want)
+	if !slices.Equal(got, want) || !tmpfile {
+		t.Fatalf("opens created %q, want %q; O_TMPFILE open seen: %v", got, want, tmpfile)
 	}
 }

@@ -16,7 +16,7 @@ type Op string
 const (
 	OpRead     Op = "read"     // opened for reading (also io_uring opens)
 	OpWrite    Op = "write"    // opened for writing, creating, truncating or appending
-	OpCreate   Op = "create"   // opened with O_CREAT, or made by mknod
+	OpCreate   Op = "create"   // created by an open (Open.Created; O_CREAT in events without it), or made by mknod
 	OpDelete   Op = "delete"   // unlink, unlinkat, rmdir
 	OpMkdir    Op = "mkdir"    // mkdir, mkdirat
 	OpRename   Op = "rename"   // the old name (Action.To holds the new one)

@@ -43,6 +43,14 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 	case e.Open != nil:
 		resolved(e.Open.File)
 		named(&e.Open.Name)
+		if c := e.Open.Created; c != nil && hidden == "" {
+			switch {
+			case e.Open.Ret < 0 || e.Open.File == nil:
+				hidden = "a failed open says whether it created its file"
+			case *c && !e.Open.Create:
+				hidden = "an open without O_CREAT or O_TMPFILE says it created its file"
+			}
+		}
 	case e.FileOp != nil:
 		resolved(e.FileOp.File)
 		named(e.FileOp.Name)

@@ -351,18 +351,12 @@ func (b *surfaceBuilder) addKey(set uint16) {
 func (b *surfaceBuilder) add(e *wire.Kernel) {
 	paths := b.paths
 	if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
-		// Every failed open, whatever its access (O_PATH too), but one
-		// of a name the capture could not read: it has no path.
-		if p := namePath(o.Name); p != "" {
-			paths.add(p, setOpenFailed)
-		}
+		// Every failed open, whatever its access (O_PATH too).
+		paths.add(namePath(o.Name), setOpenFailed)
 		return
 	}
 	b.acts = Actions(e, b.acts[:0])
 	for _, a := range b.acts {
-		if a.Path == "" && a.Endpoint == (Endpoint{}) {
-			continue // a name the capture could not read
-		}
 		if a.Failed {
 			if a.Op == OpExec {
 				paths.add(a.Path, setExecFailed)

@@ -345,3 +345,18 @@ func TestFilesCreatedTakesTheKernelsWord(t *testing.T) {
 		t.Errorf("files_written %q, want %q", s.FilesWritten, want)
 	}
 }
+
+// A pipe reached through /dev/stdin or /proc/self/fd resolves to an
+// empty detached path, and a null name pointer to an empty name: the
+// surface lists them as they are, as it always has (archives recorded
+// before derive the surface they hold).
+func TestSurfaceKeepsEmptyPaths(t *testing.T) {
+	pipe := open(0, "x", wire.AccessRead, 3, false, false, false)
+	pipe.Open.File = &wire.ResolvedPath{Path: "", Detached: true}
+	null := open(1, "", wire.AccessRead, -14, false, false, false)
+	null.Open.Name = wire.Name{Missing: true}
+	s := evidence.BuildSurface([]wire.Kernel{pipe, null})
+	if !slices.Equal(s.FilesRead, []wire.Bytes{""}) || !slices.Equal(s.OpenFailures, []wire.Bytes{""}) {
+		t.Errorf("files_read %q, open_failures %q; want each to list the empty path", s.FilesRead, s.OpenFailures)
+	}
+}

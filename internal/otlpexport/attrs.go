@@ -67,6 +67,7 @@ const (
 	AttrOpenFlags         = "vigil.open.flags"
 	AttrOpenFlagsText     = "vigil.open.flags_text"
 	AttrOpenAccess        = "vigil.open.access"
+	AttrOpenCreated       = "vigil.open.created"
 	AttrExecFilename      = "vigil.exec.filename"
 	AttrExecVia           = "vigil.exec.via"
 	AttrForkChildPID      = "vigil.fork.child_pid"
@@ -191,6 +192,9 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		m.PutInt(AttrOpenFlags, int64(o.Flags))
 		m.PutStr(AttrOpenFlagsText, OpenFlagsText(o.Flags))
 		m.PutStr(AttrOpenAccess, o.Access)
+		if o.Created != nil {
+			m.PutBool(AttrOpenCreated, *o.Created)
+		}
 		putResult(m, o.Ret)
 	case e.FileOp != nil:
 		f := e.FileOp

@@ -212,7 +212,10 @@ func TestOpenEventAttributes(t *testing.T) {
 	cut := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100,
 		Name: wire.Name{Requested: "/very/long", Truncated: true}, Ret: -36, Access: wire.AccessRead},
 		Incomplete: []string{wire.IncompleteName}}
-	b := evidencetest.WithExtra(20, 0, "", fail, cut)
+	made := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "openat", Dirfd: -100,
+		File: &wire.ResolvedPath{Path: "/tmp/made"}, Name: wire.Name{Requested: "/tmp/made"}, Flags: 0o101, Ret: 3,
+		Access: wire.AccessWrite, Create: true, Created: wire.BoolRef(true)}}
+	b := evidencetest.WithExtra(20, 0, "", fail, cut, made)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +228,7 @@ func TestOpenEventAttributes(t *testing.T) {
 			}
 		}
 	}
-	var ok, denied, incomplete int
+	var ok, denied, incomplete, created int
 	for _, m := range opens {
 		k := b.Kernel[intAttr(t, m, AttrSeq)]
 		if v, has := m.Get(AttrIncomplete); has != (k.Incomplete != nil) || has && !reflect.DeepEqual(v.AsRaw(), []any{wire.IncompleteName}) {
@@ -235,6 +238,11 @@ func TestOpenEventAttributes(t *testing.T) {
 		}
 		if got := intAttr(t, m, AttrOpenFlags); uint64(got) != k.Open.Flags {
 			t.Errorf("seq %d flags %d, want %d", k.Seq, got, k.Open.Flags)
+		}
+		if v, has := m.Get(AttrOpenCreated); has != (k.Open.Created != nil) || has && v.Bool() != *k.Open.Created {
+			t.Errorf("seq %d created %v exported as %v", k.Seq, k.Open.Created, v.AsRaw())
+		} else if has {
+			created++
 		}
 		if intAttr(t, m, AttrProcessPID) != int64(k.PID) || strAttr(m, AttrOpenAccess) != k.Open.Access {
 			t.Errorf("seq %d: pid/access %v", k.Seq, m.AsRaw())
@@ -254,8 +262,8 @@ func TestOpenEventAttributes(t *testing.T) {
 			}
 		}
 	}
-	if denied != 1 || ok == 0 || incomplete != 1 {
-		t.Fatalf("%d successful and %d failed opens exported, %d incomplete", ok, denied, incomplete)
+	if denied != 1 || ok == 0 || incomplete != 1 || created != 1 {
+		t.Fatalf("%d successful and %d failed opens exported, %d incomplete, %d saying they created", ok, denied, incomplete, created)
 	}
 }
 
