@@ -87,7 +87,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 	if strings.HasSuffix(name, ".ndjson") {
 		lc = &lineCheck{name: name, schema: evidence.EntrySchemas[name], kernel: name == evidence.EntryKernel, size: size}
 		if lc.kernel && fold != nil {
-			lc.digest = evidence.NewDigest()
+			lc.digest = evidence.NewDigest().CheckingEvents()
 			if fold.scratch != nil {
 				lc.digest.SpillTo(fold.scratch, evidence.SpillLimits{})
 			}

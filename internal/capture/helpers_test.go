@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -93,6 +94,33 @@ func runHelper(mode string, args []string) error {
 			}
 		}
 		return nil
+	case "creatrace": // PATH N: N threads open PATH with O_CREAT at once; one of them creates it
+		var n int
+		fmt.Sscan(args[1], &n)
+		var ready, done sync.WaitGroup
+		start := make(chan struct{})
+		errs := make(chan error, n)
+		for range n {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				runtime.LockOSThread()
+				ready.Done()
+				<-start
+				fd, err := unix.Open(args[0], unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+				if err != nil {
+					errs <- err
+					return
+				}
+				unix.Close(fd)
+			}()
+		}
+		ready.Wait()
+		close(start)
+		done.Wait()
+		close(errs)
+		return <-errs
 	case "tmpfile": // DIR: open an unnamed file in DIR (O_TMPFILE)
 		fd, err := unix.Open(args[0], unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 		if err != nil {

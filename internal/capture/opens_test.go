@@ -151,3 +151,29 @@ func TestOpenSaysWhetherItCreated(t *testing.T) {
 		t.Fatalf("opens created %q, want %q; O_TMPFILE open seen: %v", got, want, tmpfile)
 	}
 }
+
+// Threads racing to create one file: each open's created is the kernel's
+// answer for that open, so exactly one of them says it created the file.
+func TestOpenCreatedUnderARace(t *testing.T) {
+	testenv.RequireRoot(t)
+	cg := testCgroup(t)
+	c := openCapture(t, cg, 0)
+	target := filepath.Join(t.TempDir(), "contested")
+	if err := helper(t, cg, "creatrace", target, "8").Run(); err != nil {
+		t.Fatal(err)
+	}
+	r := finish(t, c, cg)
+	checkComplete(t, r)
+	opens, created := 0, 0
+	for _, ev := range r.Events {
+		if o := ev.Open; o != nil && o.File != nil && string(o.File.Path) == target {
+			opens++
+			if o.Created != nil && *o.Created {
+				created++
+			}
+		}
+	}
+	if opens != 8 || created != 1 {
+		t.Fatalf("%d opens of %s recorded, %d of them say they created it; want 8 and 1", opens, target, created)
+	}
+}

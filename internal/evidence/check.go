@@ -63,7 +63,7 @@ func check(b *Bundle, surface bool) error {
 		// Derived here from the events themselves, never from a digest
 		// made earlier: events changed after Assemble are caught.
 		d = newDigest(false)
-		d.noSurface, d.noTimes = !surface, b.Correlation == nil
+		d.noSurface, d.noTimes, d.checkEvents = !surface, b.Correlation == nil, true
 		d.Add(b.Kernel)
 	case len(b.Kernel) > 0:
 		return entryErr(EntryKernel, "a streamed bundle holds %d events of its own", len(b.Kernel))
@@ -380,8 +380,8 @@ func checkReadFaults(h *wire.Health, d *Digest) error {
 		}
 		return nil
 	}
-	if d.incompleteDefect != "" {
-		return entryErr(EntryKernel, "%s", d.incompleteDefect)
+	if d.firstDefect != "" {
+		return entryErr(EntryKernel, "%s", d.firstDefect)
 	}
 	if h.ReadFaults != n {
 		return entryErr(EntryHealth, "read_faults is %d but %d %s events lack a part", h.ReadFaults, n, EntryKernel)

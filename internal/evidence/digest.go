@@ -38,9 +38,12 @@ type Digest struct {
 	// (wire.IncompleteOrder), the events that lack it.
 	incomplete uint64
 	lacking    map[string]uint64
-	// incompleteDefect is the first event whose Incomplete is not what
-	// its fields allow (incompleteDefect).
-	incompleteDefect string
+	// checkEvents makes add look for firstDefect, the first event whose
+	// Incomplete is not what its fields allow (incompleteDefect): work
+	// for a digest of events read from an archive (CheckingEvents), not
+	// of events this process decoded.
+	checkEvents bool
+	firstDefect string
 	sealed           bool
 	built            *CapabilitySurface
 	// noSurface leaves the surface out, for a caller that derived it
@@ -52,6 +55,18 @@ type Digest struct {
 // NewDigest returns an empty digest that copies what it keeps, so the
 // events given to Add may be reused.
 func NewDigest() *Digest { return newDigest(true) }
+
+// CheckingEvents makes d also look, event by event, for what Check
+// refuses in an archive's kernel layer: an event hiding a cut its fields
+// show (see incompleteDefect). A digest of events the capture decoded
+// itself need not pay for it. It must be called before Add.
+func (d *Digest) CheckingEvents() *Digest {
+	if d.events > 0 {
+		panic("evidence: CheckingEvents after Add")
+	}
+	d.checkEvents = true
+	return d
+}
 
 // WithoutCorrelation leaves correlation's time index out of d, for a
 // layer known to have no correlation (an archive without the entry): 9
@@ -210,9 +225,9 @@ func (d *Digest) add(e *wire.Kernel) {
 	d.lastSeq = e.Seq
 	d.counts[e.Kind]++
 	d.cgroups[e.CgroupID]++
-	if d.incompleteDefect == "" {
+	if d.checkEvents && d.firstDefect == "" {
 		if bad := incompleteDefect(e); bad != "" {
-			d.incompleteDefect = fmt.Sprintf("line %d (seq %d): %s", d.events, e.Seq, bad)
+			d.firstDefect = fmt.Sprintf("line %d (seq %d): %s", d.events, e.Seq, bad)
 		}
 	}
 	if len(e.Incomplete) > 0 {

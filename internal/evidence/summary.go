@@ -107,13 +107,11 @@ func Summarize(b *Bundle, top int) Summary {
 		NetworkLocal: append([]Endpoint{}, b.Surface.NetworkLocal...),
 		ToolCalls:    []CallBrief{},
 	}
+	opens := map[wire.Bytes]uint64{}
 	for i := range b.Kernel {
 		if e := &b.Kernel[i]; len(e.Incomplete) > 0 && len(s.Incomplete) < top {
 			s.Incomplete = append(s.Incomplete, IncompleteEvent{Seq: e.Seq, Kind: e.Kind, PID: e.PID, Comm: e.Comm, Parts: e.Incomplete})
 		}
-	}
-	opens := map[wire.Bytes]uint64{}
-	for i := range b.Kernel {
 		if o := b.Kernel[i].Open; o != nil {
 			if o.File != nil {
 				opens[o.File.Path]++

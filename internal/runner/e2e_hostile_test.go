@@ -102,8 +102,11 @@ func TestE2EHostileWorkloads(t *testing.T) {
 			func(t *testing.T, b *evidence.Bundle, stdout string) {
 				for _, e := range b.Kernel {
 					if e.Exec != nil && strings.HasSuffix(string(e.Exec.File.Path), "/true") {
-						if e.Exec.Argc != 20001 || !e.Exec.ArgvTruncated {
-							t.Errorf("exec of true: argc %d, truncated %v; want 20001, true", e.Exec.Argc, e.Exec.ArgvTruncated)
+						if e.Exec.Argc != 20001 || !e.Exec.ArgvTruncated || !slices.Equal(e.Incomplete, []string{wire.IncompleteArgv}) {
+							t.Errorf("exec of true: argc %d, truncated %v, incomplete %q; want 20001, true, [argv_truncated]", e.Exec.Argc, e.Exec.ArgvTruncated, e.Incomplete)
+						}
+						if b.Health.IncompleteParts[wire.IncompleteArgv] == 0 {
+							t.Errorf("health incomplete_parts %v counts no cut argv", b.Health.IncompleteParts)
 						}
 						return
 					}
@@ -160,8 +163,8 @@ func TestE2EHostileWorkloads(t *testing.T) {
 				}
 				for _, e := range b.Kernel {
 					if e.Open != nil && e.Open.File != nil && strings.HasSuffix(string(e.Open.File.Path), comps[len(comps)-1]+"/f") {
-						if !e.Open.File.Truncated {
-							t.Errorf("a %d-byte path recorded whole as %d bytes", len(deep)+2, len(e.Open.File.Path))
+						if !e.Open.File.Truncated || !slices.Contains(e.Incomplete, wire.IncompletePath) {
+							t.Errorf("a %d-byte path recorded as %d bytes, truncated %v, incomplete %q", len(deep)+2, len(e.Open.File.Path), e.Open.File.Truncated, e.Incomplete)
 						}
 						return
 					}
