@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,13 +18,13 @@ import (
 // encoding, and says nothing about any other line (the caller then runs
 // the validator on it). The argument:
 //
-//  1. The line decodes strictly (no unknown field) into e (or
-//     parseCanonicalKernel reads e from it: the shortcut for lines laid
-//     out as appendKernel writes them), and
-//     appendKernel(e) reproduces it byte for byte. So the line is enc(e):
-//     its keys are exactly e's fields (every field without omitempty is
-//     present, an omitempty one only when set), numbers are integers
-//     within the Go types' ranges, and byte strings passed
+//  1. parseCanonicalKernel reads e from the line, and accepts only the
+//     bytes appendKernel writes for e (FuzzParseCanonicalKernel); or
+//     the line decodes strictly (no unknown field) into e and
+//     appendKernel(e) reproduces it byte for byte. Either way the line
+//     is enc(e): its keys are exactly e's fields (every field without
+//     omitempty is present, an omitempty one only when set), numbers are
+//     integers within the Go types' ranges, and byte strings passed
 //     wire.Bytes.UnmarshalJSON's checks.
 //  2. For a line that is enc(e), what the schema adds is kernelValid(e):
 //     the enums and patterns, the ranges narrower than the Go types, and
@@ -35,13 +36,20 @@ import (
 // e is written whatever the verdict; it is the line's event only when the
 // line is proven.
 func provenKernelLine(line []byte, e *wire.Kernel, s *proveScratch) bool {
-	if !parseCanonicalKernel(line, e, &s.arena) {
-		*e = wire.Kernel{}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(e); err != nil || dec.More() {
-			return false
+	if parseCanonicalKernel(line, e, &s.arena) {
+		if reencodeParsed {
+			s.buf = appendKernel(s.buf[:0], e)
+			if !bytes.Equal(s.buf, append(line[:len(line):len(line)], '\n')) {
+				panic(fmt.Sprintf("parseCanonicalKernel accepted a line appendKernel writes otherwise:\n%s%s", append(line[:len(line):len(line)], '\n'), s.buf))
+			}
 		}
+		return kernelValid(e) == ""
+	}
+	*e = wire.Kernel{}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(e); err != nil || dec.More() {
+		return false
 	}
 	s.buf = appendKernel(s.buf[:0], e)
 	if len(s.buf) != len(line)+1 || !bytes.Equal(s.buf[:len(line)], line) {
@@ -49,6 +57,11 @@ func provenKernelLine(line []byte, e *wire.Kernel, s *proveScratch) bool {
 	}
 	return kernelValid(e) == ""
 }
+
+// reencodeParsed makes provenKernelLine re-encode what
+// parseCanonicalKernel accepted and panic if it differs: the package's
+// tests set it, so every archive they read checks the parser's claim.
+var reencodeParsed bool
 
 // proveScratch is what one validating goroutine reuses from line to line.
 type proveScratch struct {

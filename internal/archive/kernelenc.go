@@ -303,10 +303,12 @@ func appendName(b []byte, n *wire.Name) []byte {
 	return append(b, '}')
 }
 
-// appendBytes is wire.Bytes.MarshalJSON, appended.
+// appendBytes is wire.Bytes.MarshalJSON, appended. Valid UTF-8 (nearly
+// every path and name) is quoted in one pass; the first invalid byte
+// sends the value to the {"text","b64"} form instead.
 func appendBytes(b []byte, s wire.Bytes) []byte {
-	if utf8.ValidString(string(s)) {
-		return appendString(b, string(s))
+	if out, ok := appendQuoted(b, string(s), true); ok {
+		return out
 	}
 	b = append(b, `{"text":`...)
 	b = appendString(b, s.Text())
@@ -317,19 +319,40 @@ func appendBytes(b []byte, s wire.Bytes) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plainJSON[c] says that byte c stands for itself inside a JSON string as
+// encoding/json writes it: printable ASCII other than ", \, <, > and &.
+// One table lookup per byte is the whole cost of a string that needs no
+// escape, which is nearly every string of an archive.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
+
 // appendString quotes s exactly as encoding/json does with HTML escaping
 // on: <, > and & as \u003c..., control bytes as \b \f \n \r \t or \u00XX,
 // invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(b []byte, s string) []byte {
+	b, _ = appendQuoted(b, s, false)
+	return b
+}
+
+// appendQuoted is appendString; with strict, invalid UTF-8 stops it
+// and it returns false (b is then to be discarded).
+func appendQuoted(b []byte, s string, strict bool) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainJSON[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
@@ -353,6 +376,9 @@ func appendString(b []byte, s string) []byte {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
+			if strict {
+				return b, false
+			}
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 			i += size
@@ -369,5 +395,5 @@ func appendString(b []byte, s string) []byte {
 		i += size
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), true
 }

@@ -228,3 +228,24 @@ func TestKernelValidMatchesSchema(t *testing.T) {
 		t.Fatalf("a non-canonical line was proven: %s", spaced)
 	}
 }
+
+// FuzzAppendBytes holds appendBytes and appendString to encoding/json for
+// any bytes: escapes, HTML characters, invalid UTF-8, U+2028.
+func FuzzAppendBytes(f *testing.F) {
+	for _, s := range []string{"", "/usr/bin/a b", "<&>\"\\\n\t\x01\x7f", "bad\xffname", "\u2028é\u2029", "\xed\xa0\x80", "ok\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(wire.Bytes(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := []byte(`{"k":`)
+		if got := appendBytes(prefix, wire.Bytes(s)); !bytes.Equal(got[len(prefix):], want) {
+			t.Fatalf("appendBytes(%q) = %s, encoding/json: %s", s, got[len(prefix):], want)
+		}
+		if want, _ = json.Marshal(s); !bytes.Equal(appendString(nil, s), want) {
+			t.Fatalf("appendString(%q) = %s, encoding/json: %s", s, appendString(nil, s), want)
+		}
+	})
+}

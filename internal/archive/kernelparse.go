@@ -2,24 +2,29 @@ package archive
 
 import (
 	"math"
+	"unicode/utf8"
 	"unsafe"
 
 	"vigil/internal/wire"
 )
 
 // parseCanonicalKernel reads a kernel line laid out exactly as
-// appendKernel writes it (keys in its order, strings without escapes),
-// for the payloads that make up nearly every archive: open, exec, fork,
-// exit, file operations (unlink, rename, mkdir...) and socket calls, with
-// the parts they lack. Anything else, and any line it does not recognise, gives
-// false, and the caller decodes with encoding/json instead.
+// appendKernel writes it, for the payloads that make up nearly every
+// archive: open, exec, fork, exit, file operations (unlink, rename,
+// mkdir...) and socket calls, with the parts they lack. Anything else, and
+// any line it does not recognise, gives false, and the caller decodes with
+// encoding/json instead.
 //
-// It only has to be right about lines it accepts, and only where
-// appendKernel would notice otherwise: provenKernelLine re-encodes the
-// event and compares it with the line, so a parse that is off anywhere
-// (a number out of range, a key out of place) shows up as a difference
-// and the line is not proven. Strings are views of arena memory, never
-// written again.
+// It accepts only the bytes appendKernel writes for the event it reads,
+// so a line it accepts needs no re-encoding to be proven canonical: keys
+// are literals in appendKernel's order, a key appendKernel leaves out when
+// its value is zero or false is refused with that value, numbers are in
+// range and written without leading zeros or "-0", and strings are
+// accepted only where they need no escape (printable ASCII other than
+// ", \, <, >, & and valid UTF-8 other than U+2028 and U+2029), which is
+// where appendString writes them as they are. FuzzParseCanonicalKernel
+// holds this: any line it accepts re-encodes to itself. Strings are views
+// of arena memory, never written again.
 func parseCanonicalKernel(line []byte, e *wire.Kernel, a *lineArena) bool {
 	p := kparser{b: line, a: a, ok: true}
 	p.lit(`{"seq":`)
@@ -102,10 +107,10 @@ func (p *kparser) open() *wire.Open {
 	p.lit(`,"syscall":`)
 	x.Syscall = p.name()
 	if p.opt(`,"ino":`) {
-		x.Ino = p.u64()
+		x.Ino = p.nonzero(p.u64())
 	}
 	if p.opt(`,"dev":`) {
-		x.Dev = p.u32()
+		x.Dev = uint32(p.nonzero(uint64(p.u32())))
 	}
 	if p.opt(`,"created":`) {
 		x.Created = wire.BoolRef(p.boolean())
@@ -154,7 +159,7 @@ func (p *kparser) fileOp() *wire.FileOp {
 		p.lit(`,`)
 	}
 	if p.opt(`"flags":`) {
-		x.Flags = p.u64()
+		x.Flags = p.nonzero(p.u64())
 		p.lit(`,`)
 	}
 	p.lit(`"syscall":`)
@@ -213,7 +218,7 @@ func (p *kparser) exec() *wire.Exec {
 	p.lit(`,"dev":`)
 	x.Dev = p.u32()
 	if p.opt(`,"old_tid":`) {
-		x.OldTID = p.u32()
+		x.OldTID = uint32(p.nonzero(uint64(p.u32())))
 	}
 	p.lit(`}`)
 	return x
@@ -296,7 +301,16 @@ func (p *kparser) u64() uint64 {
 		v = v*10 + d
 		p.i++
 	}
-	if p.i == start {
+	if p.i == start || (p.b[start] == '0' && p.i-start > 1) {
+		p.ok = false // no digits, or a leading zero
+	}
+	return v
+}
+
+// nonzero is v, for a key appendKernel writes only when its value is not
+// zero.
+func (p *kparser) nonzero(v uint64) uint64 {
+	if v == 0 {
 		p.ok = false
 	}
 	return v
@@ -316,8 +330,8 @@ func (p *kparser) i64() int64 {
 		p.i++
 	}
 	v := p.u64()
-	if v > math.MaxInt64 {
-		p.ok = false
+	if v > math.MaxInt64 || (neg && v == 0) {
+		p.ok = false // out of range (math.MinInt64 too: rare enough), or -0
 	}
 	if neg {
 		return -int64(v)
@@ -341,8 +355,9 @@ func (p *kparser) boolean() bool {
 	return false
 }
 
-// raw is the content of a string without escapes; a backslash or a
-// control byte ends the fast path.
+// raw is the content of a string that appendString writes as it is; a
+// byte it would escape (or invalid UTF-8, or U+2028/U+2029) ends the fast
+// path.
 func (p *kparser) raw() []byte {
 	if !p.opt(`"`) {
 		p.ok = false
@@ -350,15 +365,23 @@ func (p *kparser) raw() []byte {
 	}
 	start := p.i
 	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '"':
+		c := p.b[p.i]
+		if plainJSON[c] {
+			p.i++
+			continue
+		}
+		if c == '"' {
 			p.i++
 			return p.b[start : p.i-1]
-		case c == '\\' || c < 0x20:
-			p.ok = false
-			return nil
 		}
-		p.i++
+		if c < utf8.RuneSelf {
+			break // escaped in the canonical encoding
+		}
+		r, size := utf8.DecodeRune(p.b[p.i:])
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			break
+		}
+		p.i += size
 	}
 	p.ok = false
 	return nil
