@@ -1,9 +1,6 @@
 package archive
 
-import (
-	"hash"
-	"io"
-)
+import "io"
 
 // aheadChunkBytes and aheadChunks bound what an aheadReader holds: the
 // chunks read and not yet consumed, plus the one being consumed.
@@ -13,9 +10,9 @@ const (
 )
 
 // aheadReader reads an entry's bytes in a goroutine of its own, ahead of
-// the reader that checks them, and hashes them there: inflating and
-// hashing the kernel layer (about a third of what verifying it costs)
-// overlap with checking its lines instead of preceding them.
+// the reader that checks them: inflating the kernel layer (about a sixth
+// of what verifying it costs) overlaps with checking its lines instead of
+// preceding them.
 type aheadReader struct {
 	full   chan aheadChunk
 	free   chan []byte
@@ -32,9 +29,9 @@ type aheadChunk struct {
 	err error
 }
 
-// readAhead starts reading the size bytes of r into h and into chunks
-// for readFull. The caller must call close before it uses h or r again.
-func readAhead(r io.Reader, size int64, h hash.Hash) *aheadReader {
+// readAhead starts reading the size bytes of r into chunks for readFull.
+// The caller must call close before it uses r again.
+func readAhead(r io.Reader, size int64) *aheadReader {
 	a := &aheadReader{
 		full: make(chan aheadChunk, aheadChunks),
 		free: make(chan []byte, aheadChunks+1),
@@ -64,7 +61,6 @@ func readAhead(r io.Reader, size int64, h hash.Hash) *aheadReader {
 				}
 			}
 			k, err := io.ReadFull(r, b[:min(int64(len(b)), left)])
-			h.Write(b[:k])
 			left -= int64(k)
 			select {
 			case a.full <- aheadChunk{b[:k], err}:
@@ -114,8 +110,8 @@ func (a *aheadReader) readFull(p []byte) error {
 	return a.err // the reader's own: a tar entry cut short says io.ErrUnexpectedEOF
 }
 
-// close stops the reading and waits until the goroutine is done with r
-// and h. Closing again does nothing.
+// close stops the reading and waits until the goroutine is done with r.
+// Closing again does nothing.
 func (a *aheadReader) close() {
 	if a.closed {
 		return

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"strings"
 
@@ -64,10 +65,11 @@ func unspool(spool *spooled, n int64, piece []byte) ([]byte, error) {
 
 // readEntry reads the size bytes of entry name from r a piece at a time
 // and, for an NDJSON entry, validates every line completed by the piece
-// before the next piece is taken. A goroutine reads and hashes the
-// entry a little ahead (readAhead), and another folds checked kernel
-// events into the digest (lineCheck.fold), so that on more than one CPU
-// inflating, hashing, checking and folding overlap. The buffer grows as data
+// before the next piece is taken. A goroutine reads the entry a little
+// ahead (readAhead), another hashes each piece while it is checked
+// (pieceHash), and another folds checked kernel events into the digest
+// (lineCheck.fold), so that on more than one CPU inflating, hashing,
+// checking and folding overlap. The buffer grows as data
 // arrives rather than to the declared size, so a size that lies costs
 // nothing until the bytes are there.
 //
@@ -105,8 +107,10 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 		// No fold outlives the reading, whatever ends it.
 		defer lc.waitFold()
 	}
-	src := readAhead(r, size, h)
+	src := readAhead(r, size)
 	defer src.close()
+	hashing := pieceHash{h: h}
+	defer hashing.wait()
 	data := make([]byte, 0, min(size, pieceBytes))
 	var read int64
 	last := byte('\n')
@@ -125,9 +129,11 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			data = grown
 		}
 		piece := data[len(data) : len(data)+k]
+		hashing.wait() // the previous piece's bytes may be overwritten now
 		if err := src.readFull(piece); err != nil {
 			return f, entryErr(name, "truncated: %v", err)
 		}
+		hashing.start(piece)
 		data = data[:len(data)+k]
 		read += int64(k)
 		last = data[len(data)-1]
@@ -150,6 +156,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			}
 			if !keep {
 				// Only the line still arriving stays.
+				hashing.wait()
 				n := copy(data, data[lc.done:])
 				lc.base += int64(lc.done)
 				data, lc.done = data[:n], 0
@@ -161,7 +168,8 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 			return f, err
 		}
 	}
-	src.close() // every byte read is hashed
+	src.close()
+	hashing.wait() // every byte read is hashed
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	f.sum, f.n = &sum, size
@@ -188,6 +196,33 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 		}
 	}
 	return f, nil
+}
+
+// pieceHash hashes one piece of an entry at a time, in a goroutine of its
+// own: hashing the kernel layer costs about as much as inflating it, and
+// runs beside checking the piece's lines. The piece's bytes must stay as
+// they are until wait returns.
+type pieceHash struct {
+	h    hash.Hash
+	done chan struct{}
+}
+
+func (p *pieceHash) start(piece []byte) {
+	p.wait()
+	done := make(chan struct{})
+	p.done = done
+	go func() {
+		defer close(done)
+		p.h.Write(piece)
+	}()
+}
+
+// wait returns once the piece started last is hashed.
+func (p *pieceHash) wait() {
+	if p.done != nil {
+		<-p.done
+		p.done = nil
+	}
 }
 
 // lineCheck validates an NDJSON entry's lines as they arrive. For the
