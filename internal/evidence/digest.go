@@ -44,8 +44,8 @@ type Digest struct {
 	// of events this process decoded.
 	checkEvents bool
 	firstDefect string
-	sealed           bool
-	built            *CapabilitySurface
+	sealed      bool
+	built       *CapabilitySurface
 	// noSurface leaves the surface out, for a caller that derived it
 	// already (CheckDerivedSurface); noTimes the time index, for a
 	// bundle without correlation.
