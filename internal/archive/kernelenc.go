@@ -257,6 +257,10 @@ func appendKernel(b []byte, e *wire.Kernel) []byte {
 			b = append(b, `,"dev":`...)
 			b = strconv.AppendUint(b, uint64(x.Dev), 10)
 		}
+		if x.Created != nil {
+			b = append(b, `,"created":`...)
+			b = strconv.AppendBool(b, *x.Created)
+		}
 		b = append(b, '}')
 	}
 	if len(e.Incomplete) > 0 {

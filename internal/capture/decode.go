@@ -555,6 +555,9 @@ func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	file, cut := d.path(r, 0)
 	if file != nil {
 		u.File, u.Access, u.Ino, u.Dev = file, accessOf(x.F_mode), x.Ino, x.Dev
+		// An O_TMPFILE file is new without FMODE_CREATED; the open's
+		// flags are not decoded, the file's keep O_TMPFILE.
+		u.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0 || x.F_flags&oTmpfile == oTmpfile)
 	}
 	ev.IOUring = u
 	return pathCut(cut)

@@ -227,11 +227,24 @@ func legacyOpen(args []string) error {
 	return unix.Close(int(fd))
 }
 
-// ioUringOpen PATH: opens PATH twice through io_uring (IORING_OP_OPENAT),
-// once inline and once forced onto an io-wq worker (IOSQE_ASYNC). Prints
-// the two descriptors.
+// ioUringOpen PATH [create|tmpfile]: opens PATH twice through io_uring
+// (IORING_OP_OPENAT), once inline and once forced onto an io-wq worker
+// (IOSQE_ASYNC): read-only, or with create for writing with O_CREAT (the
+// first open makes the file, the second finds it), or with tmpfile as
+// O_TMPFILE in the directory PATH. Prints the two descriptors.
 func ioUringOpen(args []string) error {
 	path := cstr(args[0], 256)
+	openFlags := unix.O_RDONLY | unix.O_CLOEXEC
+	if len(args) > 1 {
+		switch args[1] {
+		case "create":
+			openFlags = unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
+		case "tmpfile":
+			openFlags = unix.O_RDWR | unix.O_TMPFILE | unix.O_CLOEXEC
+		default:
+			return fmt.Errorf("iouring-open: unknown mode %q", args[1])
+		}
+	}
 	var p [120]byte
 	ringFd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&p[0])), 0)
 	if errno != 0 {
@@ -262,7 +275,8 @@ func ioUringOpen(args []string) error {
 		sqe[1] = flags
 		binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c)) // AT_FDCWD
 		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
-		binary.LittleEndian.PutUint32(sqe[28:], uint32(unix.O_RDONLY|unix.O_CLOEXEC))
+		binary.LittleEndian.PutUint32(sqe[24:], 0o644) // mode
+		binary.LittleEndian.PutUint32(sqe[28:], uint32(openFlags))
 		binary.LittleEndian.PutUint64(sqe[32:], uint64(100+i)) // user_data
 		tail := atomic.LoadUint32(at(ring, u32(sqOff+4)))
 		mask := *at(ring, u32(sqOff+8))

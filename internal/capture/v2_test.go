@@ -5,11 +5,13 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -216,6 +218,9 @@ func TestIOUringOpen(t *testing.T) {
 			if e.IOWorker {
 				byWorker++
 			}
+			if u.Created == nil || *u.Created {
+				t.Errorf("an io_uring open of an existing file says created %v", u.Created)
+			}
 		}
 	}
 	if opens != 2 || byWorker != 1 {
@@ -229,6 +234,55 @@ func TestIOUringOpen(t *testing.T) {
 	if !workerFork {
 		t.Error("no fork event for the io_uring worker")
 	}
+}
+
+// An io_uring open says whether it created its file, from the kernel: of
+// two O_CREAT opens of a new name the first created it and the second
+// found it; an O_TMPFILE file is always new (TestIOUringOpenCreates in
+// evidence derives files_created from it).
+func TestIOUringOpenCreated(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "ring-new")
+	out, r, _ := runHelperIn(t, "iouring-open", target, "create")
+	if strings.Count(out, target) != 2 {
+		t.Fatalf("helper did not open the target twice: %q", out)
+	}
+	created := map[uint64]*bool{}
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		if u := e.IOUring; u.Op == "openat" && u.File != nil && string(u.File.Path) == target {
+			created[u.UserData] = u.Created
+		}
+	}
+	if len(created) != 2 || created[100] == nil || !*created[100] || created[101] == nil || *created[101] {
+		t.Fatalf("io_uring O_CREAT opens of a new file (user_data: created): %v, want 100 true, 101 false", fmtCreated(created))
+	}
+
+	_, r, _ = runHelperIn(t, "iouring-open", dir, "tmpfile")
+	var tmp int
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		if u := e.IOUring; u.Op == "openat" && u.Res >= 0 && u.File != nil {
+			tmp++
+			if u.Created == nil || !*u.Created {
+				t.Errorf("an io_uring O_TMPFILE open of %s says created %v", u.File.Path, u.Created)
+			}
+		}
+	}
+	if tmp != 2 {
+		t.Fatalf("%d io_uring O_TMPFILE opens recorded, want 2", tmp)
+	}
+}
+
+func fmtCreated(m map[uint64]*bool) string {
+	var parts []string
+	for k, v := range m {
+		s := "absent"
+		if v != nil {
+			s = strconv.FormatBool(*v)
+		}
+		parts = append(parts, fmt.Sprintf("%d: %s", k, s))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // UDP sendto/sendmsg with a destination (v4 and v6) and TCP Fast Open.

@@ -97,7 +97,7 @@ type vigilBPFVigilIouring struct {
 	Res      int64
 	UserData uint64
 	Opcode   uint32
-	Pad      uint32
+	F_flags  uint32
 	Ino      uint64
 	Dev      uint32
 	F_mode   uint32

@@ -16,7 +16,7 @@ type Op string
 const (
 	OpRead     Op = "read"     // opened for reading (also io_uring opens)
 	OpWrite    Op = "write"    // opened for writing, creating, truncating or appending
-	OpCreate   Op = "create"   // created by an open (Open.Created; O_CREAT in events without it), or made by mknod
+	OpCreate   Op = "create"   // created by an open (Created; O_CREAT in open events without it), or made by mknod
 	OpDelete   Op = "delete"   // unlink, unlinkat, rmdir
 	OpMkdir    Op = "mkdir"    // mkdir, mkdirat
 	OpRename   Op = "rename"   // the old name (Action.To holds the new one)
@@ -45,7 +45,7 @@ func (op Op) IsNetwork() bool {
 var OpKinds = map[Op][]wire.Kind{
 	OpRead:     {wire.KindOpen, wire.KindIOUring},
 	OpWrite:    {wire.KindOpen, wire.KindIOUring},
-	OpCreate:   {wire.KindOpen, wire.KindMknod},
+	OpCreate:   {wire.KindOpen, wire.KindIOUring, wire.KindMknod},
 	OpDelete:   {wire.KindUnlink, wire.KindRmdir},
 	OpMkdir:    {wire.KindMkdir},
 	OpRename:   {wire.KindRename},
@@ -134,7 +134,10 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 		return appendOpen(out, o.File.Path, false, o.Access, create, o.Truncate, o.Append)
 	case e.IOUring != nil:
 		if u := e.IOUring; u.File != nil && u.Res >= 0 {
-			return appendOpen(out, u.File.Path, false, u.Access, false, false, false)
+			// The open's flags are not decoded: whether it created its
+			// file is the kernel's word, when the event has it.
+			created := u.Created != nil && *u.Created
+			return appendOpen(out, u.File.Path, false, u.Access, created, false, false)
 		}
 	case e.Exec != nil:
 		return append(out, Action{Op: OpExec, Path: e.Exec.File.Path})

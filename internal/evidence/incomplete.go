@@ -57,6 +57,9 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 		named(e.FileOp.NewName)
 	case e.IOUring != nil:
 		resolved(e.IOUring.File)
+		if e.IOUring.Created != nil && (e.IOUring.File == nil || e.IOUring.Res < 0) && hidden == "" {
+			hidden = "an io_uring completion without an opened file says whether it created one"
+		}
 	}
 	return path, name, argv, hidden
 }

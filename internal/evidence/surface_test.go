@@ -346,6 +346,27 @@ func TestFilesCreatedTakesTheKernelsWord(t *testing.T) {
 	}
 }
 
+// An io_uring open is a creation when the kernel says so; one recorded
+// before it was kept (no created) never is, as then.
+func TestIOUringOpenCreates(t *testing.T) {
+	ring := func(seq uint64, path string, created *bool) wire.Kernel {
+		return wire.Kernel{Seq: seq, Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+			IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: wire.Bytes(path)},
+				Access: wire.AccessWrite, Created: created}}
+	}
+	s := evidence.BuildSurface([]wire.Kernel{
+		ring(0, "/w/new", wire.BoolRef(true)),
+		ring(1, "/w/found", wire.BoolRef(false)),
+		ring(2, "/w/older", nil),
+	})
+	if want := []wire.Bytes{"/w/new"}; !slices.Equal(s.FilesCreated, want) {
+		t.Errorf("files_created %q, want %q", s.FilesCreated, want)
+	}
+	if want := []wire.Bytes{"/w/found", "/w/new", "/w/older"}; !slices.Equal(s.FilesWritten, want) {
+		t.Errorf("files_written %q, want %q", s.FilesWritten, want)
+	}
+}
+
 // A pipe reached through /dev/stdin or /proc/self/fd resolves to an
 // empty detached path, and a null name pointer to an empty name: the
 // surface lists them as they are, as it always has (archives recorded

@@ -220,6 +220,9 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		if u.File != nil {
 			putPath(m, AttrFilePath, u.File)
 		}
+		if u.Created != nil {
+			m.PutBool(AttrOpenCreated, *u.Created)
+		}
 		putResult(m, u.Res)
 	}
 }

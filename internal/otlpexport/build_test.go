@@ -267,6 +267,35 @@ func TestOpenEventAttributes(t *testing.T) {
 	}
 }
 
+// TestIOUringOpenAttributes: an io_uring open carries its file and
+// whether it created it.
+func TestIOUringOpenAttributes(t *testing.T) {
+	made := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 5, UserData: 7,
+		File: &wire.ResolvedPath{Path: "/tmp/ring-made"}, Access: wire.AccessWrite, Created: wire.BoolRef(true)}}
+	b := evidencetest.WithExtra(20, 0, "", made)
+	x, err := Build(b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, fs := range spansOf(x) {
+		for i := 0; i < fs.span.Events().Len(); i++ {
+			e := fs.span.Events().At(i)
+			if e.Name() != "io_uring" {
+				continue
+			}
+			m := e.Attributes()
+			found++
+			if v, has := m.Get(AttrOpenCreated); !has || !v.Bool() || strAttr(m, AttrFilePath) != "/tmp/ring-made" || strAttr(m, AttrIOUringOp) != "openat" {
+				t.Errorf("io_uring open exported as %v", m.AsRaw())
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d io_uring events exported, want 1", found)
+	}
+}
+
 // TestExportIsDeterministic: the same archive exports to the same bytes,
 // so a retried export sends the same span ids.
 func TestExportIsDeterministic(t *testing.T) {

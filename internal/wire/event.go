@@ -365,6 +365,10 @@ type IOUring struct {
 	Access   string        `json:"access,omitempty"`
 	Ino      uint64        `json:"ino,omitempty"`
 	Dev      uint32        `json:"dev,omitempty"`
+	// Created says whether an open created its file, as Open.Created
+	// does; present with File, absent in archives recorded before it was
+	// kept.
+	Created *bool `json:"created,omitempty"`
 }
 
 // Path is the name as a path: Requested when it is absolute (or there is

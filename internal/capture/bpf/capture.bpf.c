@@ -1048,6 +1048,7 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, struct io_uring_c
 		u->ino = BPF_CORE_READ(f, f_inode, i_ino);
 		u->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 		u->f_mode = BPF_CORE_READ(f, f_mode);
+		u->f_flags = BPF_CORE_READ(f, f_flags);
 		add_file_path(&sl, f);
 	}
 	emit(&sl, VIGIL_KIND_IO_URING);

@@ -240,7 +240,7 @@ struct vigil_iouring {
 	__s64 res;
 	__u64 user_data;
 	__u32 opcode;
-	__u32 _pad;
+	__u32 f_flags; /* the opened file's: O_TMPFILE stays there */
 	__u64 ino;
 	__u32 dev;
 	__u32 f_mode;

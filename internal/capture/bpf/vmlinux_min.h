@@ -180,6 +180,7 @@ struct file {
 	struct inode *f_inode;
 	void *private_data;
 	unsigned int f_mode;
+	unsigned int f_flags;
 };
 
 struct linux_binprm {
