@@ -441,6 +441,9 @@ func (d *decoder) open(ev *wire.Kernel, r *record) missing {
 		o.Dirfd, o.Flags, o.Mode = int32(x.Args[0]), x.Args[2], x.Args[3]
 	case "openat2":
 		o.Dirfd, o.Flags, o.Mode = int32(x.Args[0]), x.Args[4], x.Args[5]
+	case "open_by_handle_at":
+		// mount_fd, handle, flags: no name, no mode.
+		o.Dirfd, o.Flags = int32(x.Args[0]), x.Args[2]
 	}
 	var m missing
 	if x.S0IsDir == 0 {

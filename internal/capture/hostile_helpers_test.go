@@ -4,6 +4,7 @@ package capture
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,21 +24,22 @@ import (
 // to the workload (readlink of the descriptor, getpeername), so a test can
 // hold the capture against the truth.
 var v2Helpers = map[string]func(args []string) error{
-	"toctou-open":   toctouOpen,
-	"race-open":     raceOpen,
-	"race-connect":  raceConnect,
-	"legacy-open":   legacyOpen,
-	"iouring-open":  ioUringOpen,
-	"send":          sendWithDestination,
-	"mutate":        mutate,
-	"exec-fail":     execFail,
-	"relative":      relativeOpens,
-	"memfd-exec":    memfdExec,
-	"cgroup-trip":   cgroupRoundTrip,
-	"nonutf8":       nonUTF8Names,
-	"bind-listen":   bindListen,
-	"sleep-outside": sleepOutside,
-	"open-nofollow": openNoFollow,
+	"toctou-open":    toctouOpen,
+	"race-open":      raceOpen,
+	"race-connect":   raceConnect,
+	"legacy-open":    legacyOpen,
+	"iouring-open":   ioUringOpen,
+	"send":           sendWithDestination,
+	"mutate":         mutate,
+	"exec-fail":      execFail,
+	"relative":       relativeOpens,
+	"memfd-exec":     memfdExec,
+	"cgroup-trip":    cgroupRoundTrip,
+	"nonutf8":        nonUTF8Names,
+	"bind-listen":    bindListen,
+	"sleep-outside":  sleepOutside,
+	"open-nofollow":  openNoFollow,
+	"open-by-handle": openByHandle,
 }
 
 // cstr returns a NUL-terminated copy of s in a buffer of n bytes that
@@ -559,4 +561,34 @@ func openNoFollow(args []string) error {
 	}
 	fmt.Println(fdPath(fd))
 	return unix.Close(fd)
+}
+
+// openByHandle PATH: opens PATH by a file handle (name_to_handle_at, then
+// open_by_handle_at with a descriptor of PATH's directory as mount_fd),
+// then tries a handle that names nothing. Prints the mount descriptor, the
+// opened descriptor's path and the bad handle's errno.
+func openByHandle(args []string) error {
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, args[0], 0)
+	if err != nil {
+		return fmt.Errorf("name_to_handle_at: %w", err)
+	}
+	mount, err := unix.Open(filepath.Dir(args[0]), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mount)
+	fd, err := unix.OpenByHandleAt(mount, h, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_by_handle_at: %w", err)
+	}
+	fmt.Println(mount, fdPath(fd))
+	unix.Close(fd)
+	bad := unix.NewFileHandle(h.Type(), make([]byte, len(h.Bytes())))
+	_, err = unix.OpenByHandleAt(mount, bad, unix.O_RDONLY|unix.O_CLOEXEC)
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		return fmt.Errorf("open_by_handle_at of a zeroed handle: %v, want an errno", err)
+	}
+	fmt.Println(int(errno))
+	return nil
 }

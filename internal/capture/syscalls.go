@@ -54,29 +54,32 @@ func netCall(op vigilBPFVigilOp, kind vigilBPFVigilKind, addr int8) sysdesc {
 // some architectures have).
 var syscallTable = func() map[int]sysdesc {
 	t := map[int]sysdesc{
-		unix.SYS_OPENAT:    openCall(1, 0),
-		unix.SYS_OPENAT2:   openat2Call(),
-		unix.SYS_EXECVE:    execCall(0, none),
-		unix.SYS_EXECVEAT:  execCall(1, 0),
-		unix.SYS_UNLINKAT:  fileCall(vigilBPFVigilKindVIGIL_KIND_UNLINK, 1, 0, none, none),
-		unix.SYS_MKDIRAT:   fileCall(vigilBPFVigilKindVIGIL_KIND_MKDIR, 1, 0, none, none),
-		unix.SYS_MKNODAT:   fileCall(vigilBPFVigilKindVIGIL_KIND_MKNOD, 1, 0, none, none),
-		unix.SYS_RENAMEAT:  fileCall(vigilBPFVigilKindVIGIL_KIND_RENAME, 1, 0, 3, 2),
-		unix.SYS_RENAMEAT2: fileCall(vigilBPFVigilKindVIGIL_KIND_RENAME, 1, 0, 3, 2),
-		unix.SYS_LINKAT:    fileCall(vigilBPFVigilKindVIGIL_KIND_LINK, 1, 0, 3, 2),
-		unix.SYS_SYMLINKAT: fileCall(vigilBPFVigilKindVIGIL_KIND_SYMLINK, 0, none, 2, 1),
-		unix.SYS_FCHMOD:    fdCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 0),
-		unix.SYS_FCHMODAT:  fileCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 1, 0, none, none),
-		unix.SYS_FCHMODAT2: fileCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 1, 0, none, none),
-		unix.SYS_FCHOWN:    fdCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 0),
-		unix.SYS_FCHOWNAT:  fileCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 1, 0, none, none),
-		unix.SYS_TRUNCATE:  fileCall(vigilBPFVigilKindVIGIL_KIND_TRUNCATE, 0, none, none, none),
-		unix.SYS_FTRUNCATE: fdCall(vigilBPFVigilKindVIGIL_KIND_TRUNCATE, 0),
-		unix.SYS_CONNECT:   netCall(vigilBPFVigilOpVIGIL_OP_CONNECT, vigilBPFVigilKindVIGIL_KIND_CONNECT, 1),
-		unix.SYS_SENDTO:    netCall(vigilBPFVigilOpVIGIL_OP_SENDTO, vigilBPFVigilKindVIGIL_KIND_SEND, 4),
-		unix.SYS_SENDMSG:   netCall(vigilBPFVigilOpVIGIL_OP_SENDMSG, vigilBPFVigilKindVIGIL_KIND_SEND, none),
-		unix.SYS_BIND:      netCall(vigilBPFVigilOpVIGIL_OP_BIND, vigilBPFVigilKindVIGIL_KIND_BIND, 1),
-		unix.SYS_LISTEN:    netCall(vigilBPFVigilOpVIGIL_OP_LISTEN, vigilBPFVigilKindVIGIL_KIND_LISTEN, none),
+		unix.SYS_OPENAT:  openCall(1, 0),
+		unix.SYS_OPENAT2: openat2Call(),
+		// A handle names no path: the file is the record, as for
+		// every successful open.
+		unix.SYS_OPEN_BY_HANDLE_AT: openCall(none, none),
+		unix.SYS_EXECVE:            execCall(0, none),
+		unix.SYS_EXECVEAT:          execCall(1, 0),
+		unix.SYS_UNLINKAT:          fileCall(vigilBPFVigilKindVIGIL_KIND_UNLINK, 1, 0, none, none),
+		unix.SYS_MKDIRAT:           fileCall(vigilBPFVigilKindVIGIL_KIND_MKDIR, 1, 0, none, none),
+		unix.SYS_MKNODAT:           fileCall(vigilBPFVigilKindVIGIL_KIND_MKNOD, 1, 0, none, none),
+		unix.SYS_RENAMEAT:          fileCall(vigilBPFVigilKindVIGIL_KIND_RENAME, 1, 0, 3, 2),
+		unix.SYS_RENAMEAT2:         fileCall(vigilBPFVigilKindVIGIL_KIND_RENAME, 1, 0, 3, 2),
+		unix.SYS_LINKAT:            fileCall(vigilBPFVigilKindVIGIL_KIND_LINK, 1, 0, 3, 2),
+		unix.SYS_SYMLINKAT:         fileCall(vigilBPFVigilKindVIGIL_KIND_SYMLINK, 0, none, 2, 1),
+		unix.SYS_FCHMOD:            fdCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 0),
+		unix.SYS_FCHMODAT:          fileCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 1, 0, none, none),
+		unix.SYS_FCHMODAT2:         fileCall(vigilBPFVigilKindVIGIL_KIND_CHMOD, 1, 0, none, none),
+		unix.SYS_FCHOWN:            fdCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 0),
+		unix.SYS_FCHOWNAT:          fileCall(vigilBPFVigilKindVIGIL_KIND_CHOWN, 1, 0, none, none),
+		unix.SYS_TRUNCATE:          fileCall(vigilBPFVigilKindVIGIL_KIND_TRUNCATE, 0, none, none, none),
+		unix.SYS_FTRUNCATE:         fdCall(vigilBPFVigilKindVIGIL_KIND_TRUNCATE, 0),
+		unix.SYS_CONNECT:           netCall(vigilBPFVigilOpVIGIL_OP_CONNECT, vigilBPFVigilKindVIGIL_KIND_CONNECT, 1),
+		unix.SYS_SENDTO:            netCall(vigilBPFVigilOpVIGIL_OP_SENDTO, vigilBPFVigilKindVIGIL_KIND_SEND, 4),
+		unix.SYS_SENDMSG:           netCall(vigilBPFVigilOpVIGIL_OP_SENDMSG, vigilBPFVigilKindVIGIL_KIND_SEND, none),
+		unix.SYS_BIND:              netCall(vigilBPFVigilOpVIGIL_OP_BIND, vigilBPFVigilKindVIGIL_KIND_BIND, 1),
+		unix.SYS_LISTEN:            netCall(vigilBPFVigilOpVIGIL_OP_LISTEN, vigilBPFVigilKindVIGIL_KIND_LISTEN, none),
 	}
 	for nr, d := range legacyCalls() {
 		t[nr] = d
@@ -86,7 +89,7 @@ var syscallTable = func() map[int]sysdesc {
 
 // syscallNames names the decoded syscalls by number.
 var syscallNames = map[int32]string{
-	unix.SYS_OPENAT: "openat", unix.SYS_OPENAT2: "openat2", unix.SYS_EXECVE: "execve", unix.SYS_EXECVEAT: "execveat",
+	unix.SYS_OPENAT: "openat", unix.SYS_OPENAT2: "openat2", unix.SYS_OPEN_BY_HANDLE_AT: "open_by_handle_at", unix.SYS_EXECVE: "execve", unix.SYS_EXECVEAT: "execveat",
 	unix.SYS_UNLINKAT: "unlinkat", unix.SYS_MKDIRAT: "mkdirat", unix.SYS_MKNODAT: "mknodat",
 	unix.SYS_RENAMEAT: "renameat", unix.SYS_RENAMEAT2: "renameat2", unix.SYS_LINKAT: "linkat", unix.SYS_SYMLINKAT: "symlinkat",
 	unix.SYS_FCHMOD: "fchmod", unix.SYS_FCHMODAT: "fchmodat", unix.SYS_FCHMODAT2: "fchmodat2",

@@ -36,7 +36,7 @@ var legacyNames = map[int32]string{
 func compatCalls() map[int]sysdesc {
 	k := func(kind vigilBPFVigilKind) sysdesc { return fileCall(kind, none, none, none, none) }
 	return map[int]sysdesc{
-		5: openCall(0, none), 8: openCall(0, none), 295: openCall(1, 0), 437: openCall(1, 0),
+		5: openCall(0, none), 8: openCall(0, none), 295: openCall(1, 0), 437: openCall(1, 0), 342: openCall(none, none),
 		11: execCall(0, none), 358: execCall(1, 0),
 		9: k(vigilBPFVigilKindVIGIL_KIND_LINK), 303: k(vigilBPFVigilKindVIGIL_KIND_LINK),
 		10: k(vigilBPFVigilKindVIGIL_KIND_UNLINK), 301: k(vigilBPFVigilKindVIGIL_KIND_UNLINK),

@@ -285,6 +285,43 @@ func fmtCreated(m map[uint64]*bool) string {
 	return strings.Join(parts, ", ")
 }
 
+// open_by_handle_at opens a file without naming it: the event is an open
+// whose file the kernel resolved, with no name; a handle that names
+// nothing is a failed open with its errno.
+func TestOpenByHandle(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "by-handle")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, r, _ := runHelperIn(t, "open-by-handle", target)
+	var mount, errno int
+	var opened string
+	if _, err := fmt.Sscanf(out, "%d %s\n%d", &mount, &opened, &errno); err != nil || opened != target {
+		t.Fatalf("helper output %q (%v)", out, err)
+	}
+	var ok, failed int
+	for _, e := range eventsOf(r, wire.KindOpen) {
+		o := e.Open
+		if o.Syscall != "open_by_handle_at" {
+			continue
+		}
+		if o.Dirfd != int32(mount) || o.Access != wire.AccessRead || o.Name.Requested != "" || !o.Name.Missing {
+			t.Errorf("open_by_handle_at recorded as %+v", o)
+		}
+		switch {
+		case o.Ret >= 0 && o.File != nil && string(o.File.Path) == target:
+			ok++
+		case o.Ret == -int64(errno) && o.File == nil:
+			failed++
+		default:
+			t.Errorf("open_by_handle_at: ret %d, file %v", o.Ret, o.File)
+		}
+	}
+	if ok != 1 || failed != 1 {
+		t.Fatalf("open_by_handle_at recorded %d times opening %s and %d times failing with errno %d, want 1 and 1", ok, target, failed, errno)
+	}
+}
+
 // UDP sendto/sendmsg with a destination (v4 and v6) and TCP Fast Open.
 func TestSendWithDestination(t *testing.T) {
 	l, err := net.Listen("tcp4", "127.0.0.1:0")

@@ -227,7 +227,7 @@ type Open struct {
 	Create   bool   `json:"create"`
 	Truncate bool   `json:"truncate"`
 	Append   bool   `json:"append"`
-	Syscall  string `json:"syscall"` // "open", "openat", "openat2" or "creat"
+	Syscall  string `json:"syscall"` // "open", "openat", "openat2", "creat" or "open_by_handle_at" (mount_fd in Dirfd, no name)
 	Ino      uint64 `json:"ino,omitempty"`
 	Dev      uint32 `json:"dev,omitempty"`
 	// Created says whether this open created the file, from the opened
