@@ -554,7 +554,7 @@ func (d *decoder) net(r *record) *wire.Net {
 
 func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilIouring](r)
-	u := &wire.IOUring{Opcode: x.Opcode, Op: ioUringOp(x.Opcode), Res: x.Res, UserData: x.UserData}
+	u := &wire.IOUring{Opcode: x.Opcode, Op: wire.IOUringOp(x.Opcode), Res: x.Res, UserData: x.UserData}
 	file, cut := d.path(r, 0)
 	if file != nil {
 		u.File, u.Access, u.Ino, u.Dev = file, accessOf(x.F_mode), x.Ino, x.Dev
@@ -595,25 +595,6 @@ func sockType(t uint16) string {
 		return ""
 	}
 	return fmt.Sprintf("type_%d", t)
-}
-
-// ioUringOps names the io_uring opcodes (include/uapi/linux/io_uring.h).
-var ioUringOps = []string{
-	"nop", "readv", "writev", "fsync", "read_fixed", "write_fixed", "poll_add", "poll_remove",
-	"sync_file_range", "sendmsg", "recvmsg", "timeout", "timeout_remove", "accept", "async_cancel", "link_timeout",
-	"connect", "fallocate", "openat", "close", "files_update", "statx", "read", "write",
-	"fadvise", "madvise", "send", "recv", "openat2", "epoll_ctl", "splice", "provide_buffers",
-	"remove_buffers", "tee", "shutdown", "renameat", "unlinkat", "mkdirat", "symlinkat", "linkat",
-	"msg_ring", "fsetxattr", "setxattr", "fgetxattr", "getxattr", "socket", "uring_cmd", "send_zc",
-	"sendmsg_zc", "read_multishot", "waitid", "futex_wait", "futex_wake", "futex_waitv", "fixed_fd_install", "ftruncate",
-	"bind", "listen", "recv_zc", "epoll_wait", "readv_fixed", "writev_fixed", "pipe",
-}
-
-func ioUringOp(op uint32) string {
-	if int(op) < len(ioUringOps) {
-		return ioUringOps[op]
-	}
-	return fmt.Sprintf("op_%d", op)
 }
 
 // seqOf reads the seq of a record that may not decode, when its header is

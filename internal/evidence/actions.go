@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"strconv"
+	"strings"
 
 	"vigil/internal/wire"
 )
@@ -187,4 +188,41 @@ func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, 
 		out = append(out, Action{Op: OpCreate, Path: p, Failed: failed})
 	}
 	return out
+}
+
+// ioUringUnrecorded are the io_uring operations that act on an object
+// the capture does not decode (a path or address passed in the request),
+// by the Op they perform. Opens are decoded when they succeed; a failed
+// one names nothing.
+var ioUringUnrecorded = map[string][]Op{
+	"unlinkat": {OpDelete}, "renameat": {OpRename}, "mkdirat": {OpMkdir},
+	"symlinkat": {OpLink}, "linkat": {OpLink}, "ftruncate": {OpTruncate},
+	"connect": {OpConnect}, "bind": {OpBind}, "listen": {OpListen},
+	// A send on a connected socket has no destination of its own; one
+	// on an unconnected socket has one that is not recorded.
+	"send": {OpSend}, "sendmsg": {OpSend}, "send_zc": {OpSend}, "sendmsg_zc": {OpSend},
+}
+
+// Unrecorded says what e did that the record cannot show as Actions:
+// the Ops of an io_uring operation whose object is not decoded (ops; a
+// failed io_uring open may have been a read, write or create attempt),
+// whether it failed (an attempt), and whether its opcode is one vigil
+// cannot name (unknown: it may have done anything). Other events return
+// nothing: what they did is in their Actions.
+func Unrecorded(e *wire.Kernel) (ops []Op, failed, unknown bool) {
+	u := e.IOUring
+	if u == nil {
+		return nil, false, false
+	}
+	failed = u.Res < 0
+	switch {
+	case u.Op == "openat" || u.Op == "openat2":
+		if failed || u.File == nil {
+			return []Op{OpRead, OpWrite, OpCreate}, failed, false
+		}
+		return nil, false, false
+	case strings.HasPrefix(u.Op, "op_"):
+		return nil, failed, true
+	}
+	return ioUringUnrecorded[u.Op], failed, false
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"testing"
 
 	"vigil/internal/wire"
@@ -63,5 +64,33 @@ func TestEventSetEvents(t *testing.T) {
 	}
 	if want := []uint64{1, 2, 4, 5, 9}; len(got) != len(want) || got[0] != 1 || got[2] != 4 || got[4] != 9 {
 		t.Errorf("events %v, want %v", got, want)
+	}
+}
+
+// Every io_uring operation Unrecorded knows is one the capture names, so
+// a renamed opcode cannot fall silently out of vigil check's account.
+func TestUnrecordedNamesCapturedOps(t *testing.T) {
+	for name := range ioUringUnrecorded {
+		if !slices.Contains(wire.IOUringOps, name) {
+			t.Errorf("io_uring %q is not an op the capture names", name)
+		}
+	}
+	for _, c := range []struct {
+		u       wire.IOUring
+		ops     []Op
+		failed  bool
+		unknown bool
+	}{
+		{wire.IOUring{Op: "unlinkat", Res: 0}, []Op{OpDelete}, false, false},
+		{wire.IOUring{Op: "connect", Res: -111}, []Op{OpConnect}, true, false},
+		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, nil, false, false},
+		{wire.IOUring{Op: "openat2", Res: -2}, []Op{OpRead, OpWrite, OpCreate}, true, false},
+		{wire.IOUring{Op: "read", Res: 10}, nil, false, false},
+		{wire.IOUring{Op: wire.IOUringOp(250), Res: 0}, nil, false, true},
+	} {
+		ops, failed, unknown := Unrecorded(&wire.Kernel{Kind: wire.KindIOUring, IOUring: &c.u})
+		if !slices.Equal(ops, c.ops) || failed != c.failed || unknown != c.unknown {
+			t.Errorf("%s (res %d): %v %v %v, want %v %v %v", c.u.Op, c.u.Res, ops, failed, unknown, c.ops, c.failed, c.unknown)
+		}
 	}
 }

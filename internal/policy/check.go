@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"vigil/internal/evidence"
@@ -29,7 +30,9 @@ type Result struct {
 	Status string `json:"status"`
 	// Complete: the record shows every action the policy could deny
 	// (kernel layer complete, cgroup correlation clean, every needed
-	// operation class covered; an SDK layer for tool-scoped rules).
+	// operation class covered, no io_uring operation it could deny on an
+	// object the capture does not decode; an SDK layer for tool-scoped
+	// rules).
 	Complete bool `json:"complete"`
 	// IncompleteReasons say why Complete is false.
 	IncompleteReasons []string `json:"incomplete_reasons"`
@@ -82,13 +85,14 @@ const DefaultRule = "default"
 func Check(b *evidence.Bundle, p *Policy) Result {
 	r := Result{Schema: ResultSchema, Policy: p.Source, RunID: b.Run.RunID, Violations: []Violation{}}
 	r.IncompleteReasons = incompleteness(b, p)
-	r.Complete = len(r.IncompleteReasons) == 0
 	calls := callsBySeq(b)
 	type key struct{ rule, op, object string }
 	index := map[key]int{}
 	var acts []evidence.Action
+	unseen := unrecorded{deniable: p.deniable(), attempts: p.Attempts}
 	for i := range b.Kernel {
 		e := &b.Kernel[i]
+		unseen.add(e)
 		acts = evidence.Actions(e, acts[:0])
 		for _, a := range acts {
 			if a.Failed && !p.Attempts {
@@ -119,6 +123,8 @@ func Check(b *evidence.Bundle, p *Policy) Result {
 			}
 		}
 	}
+	r.IncompleteReasons = append(r.IncompleteReasons, unseen.reasons()...)
+	r.Complete = len(r.IncompleteReasons) == 0
 	slices.SortStableFunc(r.Violations, func(x, y Violation) int { return cmp.Compare(x.Events[0].Seq, y.Events[0].Seq) })
 	switch {
 	case len(r.Violations) > 0:
@@ -226,6 +232,58 @@ func callsBySeq(b *evidence.Bundle) map[uint64][]CallRef {
 		for _, q := range tc.Kernel.Seqs() {
 			out[q] = append(out[q], CallRef{ID: tc.ToolCallID, Name: tc.ToolName})
 		}
+	}
+	return out
+}
+
+// unrecorded counts the events that did something the policy could deny
+// on an object the record does not name (evidence.Unrecorded): io_uring
+// operations whose arguments the capture does not decode.
+type unrecorded struct {
+	deniable []evidence.Op
+	attempts bool
+	// byOp counts, per deniable Op, the events by io_uring operation.
+	byOp    map[evidence.Op]map[string]int
+	unknown map[string]int
+}
+
+func (u *unrecorded) add(e *wire.Kernel) {
+	ops, failed, unknown := evidence.Unrecorded(e)
+	if failed && !u.attempts {
+		return // an attempt, and the policy judges none
+	}
+	if unknown {
+		if u.unknown == nil {
+			u.unknown = map[string]int{}
+		}
+		u.unknown[e.IOUring.Op]++
+		return
+	}
+	for _, op := range ops {
+		if !slices.Contains(u.deniable, op) {
+			continue
+		}
+		if u.byOp == nil {
+			u.byOp = map[evidence.Op]map[string]int{}
+		}
+		if u.byOp[op] == nil {
+			u.byOp[op] = map[string]int{}
+		}
+		u.byOp[op][e.IOUring.Op]++
+	}
+}
+
+// reasons says, per Op in evidence.Ops order, how many such events there
+// were; then the operations vigil cannot name.
+func (u *unrecorded) reasons() []string {
+	var out []string
+	for _, op := range evidence.Ops {
+		for _, name := range slices.Sorted(maps.Keys(u.byOp[op])) {
+			out = append(out, fmt.Sprintf("%s: %d io_uring %s completion(s) whose object is not recorded", op, u.byOp[op][name], name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(u.unknown)) {
+		out = append(out, fmt.Sprintf("%d io_uring completion(s) of an operation vigil cannot name (%s): what they did is not recorded", u.unknown[name], name))
 	}
 	return out
 }

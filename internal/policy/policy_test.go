@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,6 +226,41 @@ func TestCheckCannotPassAnIncompleteRecord(t *testing.T) {
 	onlyExec := "schema: vigil.policy/v1\ndefault: allow\nrules:\n- {name: no-sh, action: deny, ops: [exec], paths: [/bin/sh]}\n"
 	b = withExtra(40, 2)
 	b.Health.Coverage.Covered = []wire.CoveredClass{{Class: "exec", Attached: true}, {Class: "exec_failed", Attached: true}}
+	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
+		t.Errorf("%s", r.Text())
+	}
+}
+
+// An io_uring operation whose object the capture does not decode is an
+// action the record cannot show: the check says so, counted per operation,
+// and for failed ones only when attempts are judged.
+func TestCheckCannotPassUndecodedIOUring(t *testing.T) {
+	ring := func(op string, opcode uint32, res int64) wire.Kernel {
+		return wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+			IOUring: &wire.IOUring{Opcode: opcode, Op: op, Res: res}}
+	}
+	b := withExtra(40, 2, ring("unlinkat", 36, 0), ring("unlinkat", 36, 0), ring("read", 22, 5), ring("openat", 18, -2), ring("op_250", 250, 0))
+	r := Check(b, must(t, workspacePolicy))
+	want := []string{
+		"delete: 2 io_uring unlinkat completion(s) whose object is not recorded",
+		"1 io_uring completion(s) of an operation vigil cannot name (op_250): what they did is not recorded",
+	}
+	if r.Status != StatusIncomplete || r.Complete || !slices.Equal(r.IncompleteReasons, want) {
+		t.Fatalf("reasons %q, want %q\n%s", r.IncompleteReasons, want, r.Text())
+	}
+	// Judging attempts, the failed io_uring open (whose name is not
+	// read) could have been a denied read, write or create.
+	attempts := strings.Replace(workspacePolicy, "default: deny\n", "default: deny\nattempts: true\n", 1)
+	r = Check(b, must(t, attempts))
+	for _, reason := range []string{"read: 1 io_uring openat completion(s) whose object is not recorded",
+		"write: 1 io_uring openat completion(s) whose object is not recorded", "create: 1 io_uring openat completion(s) whose object is not recorded"} {
+		if !slices.Contains(r.IncompleteReasons, reason) {
+			t.Errorf("attempts judged: reasons %q lack %q", r.IncompleteReasons, reason)
+		}
+	}
+	// A policy that can deny only exec needs none of that.
+	onlyExec := "schema: vigil.policy/v1\ndefault: allow\nrules:\n- {name: no-sh, action: deny, ops: [exec], paths: [/bin/sh]}\n"
+	b = withExtra(40, 2, ring("unlinkat", 36, 0))
 	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
 		t.Errorf("%s", r.Text())
 	}

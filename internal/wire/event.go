@@ -1,5 +1,7 @@
 package wire
 
+import "strconv"
+
 // Kind names a kernel event kind. Each kind is one operation class of the
 // declared coverage (see observation-health.json).
 type Kind string
@@ -413,4 +415,25 @@ func (o *Open) Path() Bytes {
 // not an outcome.
 func Interrupted(ret int64) bool {
 	return ret == -512 || ret == -513 || ret == -514 || ret == -516
+}
+
+// IOUringOps names the io_uring opcodes (include/uapi/linux/io_uring.h),
+// as the op of an io_uring event says them.
+var IOUringOps = []string{
+	"nop", "readv", "writev", "fsync", "read_fixed", "write_fixed", "poll_add", "poll_remove",
+	"sync_file_range", "sendmsg", "recvmsg", "timeout", "timeout_remove", "accept", "async_cancel", "link_timeout",
+	"connect", "fallocate", "openat", "close", "files_update", "statx", "read", "write",
+	"fadvise", "madvise", "send", "recv", "openat2", "epoll_ctl", "splice", "provide_buffers",
+	"remove_buffers", "tee", "shutdown", "renameat", "unlinkat", "mkdirat", "symlinkat", "linkat",
+	"msg_ring", "fsetxattr", "setxattr", "fgetxattr", "getxattr", "socket", "uring_cmd", "send_zc",
+	"sendmsg_zc", "read_multishot", "waitid", "futex_wait", "futex_wake", "futex_waitv", "fixed_fd_install", "ftruncate",
+	"bind", "listen", "recv_zc", "epoll_wait", "readv_fixed", "writev_fixed", "pipe",
+}
+
+// IOUringOp names opcode op: op_<n> for one this list does not know.
+func IOUringOp(op uint32) string {
+	if int(op) < len(IOUringOps) {
+		return IOUringOps[op]
+	}
+	return "op_" + strconv.FormatUint(uint64(op), 10)
 }
