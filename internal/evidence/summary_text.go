@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +89,13 @@ func (s Summary) Text() string {
 		}
 	default:
 		p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
+	}
+	if len(s.Unrecorded) > 0 {
+		var ops []string
+		for _, op := range slices.Sorted(maps.Keys(s.Unrecorded)) {
+			ops = append(ops, fmt.Sprintf("%s %d", op, s.Unrecorded[op]))
+		}
+		p("io_uring, objects not recorded  %s\n", strings.Join(ops, ", "))
 	}
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		p("32-bit syscalls     %d counted, not decoded: %s\n", n, kindList(h.CompatSyscalls))
