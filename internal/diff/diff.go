@@ -21,7 +21,8 @@ type Result struct {
 	A      Side   `json:"a"`
 	B      Side   `json:"b"`
 	// Incomplete: at least one record is not complete (its kernel layer
-	// is partial or absent, or its cgroup correlation is not clean), so a
+	// is partial or absent, its cgroup correlation is not clean, or an
+	// io_uring operation acted on an object it does not name), so a
 	// difference may be an event that record missed, and equality proves
 	// less.
 	Incomplete bool `json:"incomplete"`
@@ -57,6 +58,10 @@ type Side struct {
 	CgroupCorrelation wire.CorrelationStatus `json:"cgroup_correlation"`
 	SDKLayer          wire.SDKStatus         `json:"sdk_layer"`
 	Events            int                    `json:"events"`
+	// UnrecordedIOUring counts the io_uring completions that acted on an
+	// object the record does not name (evidence.Unrecorded): what they
+	// did cannot show as a difference.
+	UnrecordedIOUring int `json:"unrecorded_io_uring"`
 }
 
 // Change is one field that differs between the runs.
@@ -151,6 +156,12 @@ func Compare(a, b Input, opt Options) Result {
 
 func side(in Input) Side {
 	b := in.Bundle
+	unrecorded := 0
+	for i := range b.Kernel {
+		if ops, _, unknown := evidence.Unrecorded(&b.Kernel[i]); len(ops) > 0 || unknown {
+			unrecorded++
+		}
+	}
 	return Side{
 		Archive:           in.Archive,
 		RunID:             b.Run.RunID,
@@ -160,11 +171,12 @@ func side(in Input) Side {
 		CgroupCorrelation: b.Health.CgroupCorrelation.Status,
 		SDKLayer:          b.Health.SDKLayer.Status,
 		Events:            len(b.Kernel),
+		UnrecordedIOUring: unrecorded,
 	}
 }
 
 func incomplete(s Side) bool {
-	return s.KernelLayer != wire.LayerComplete || s.CgroupCorrelation != wire.CorrelationClean
+	return s.KernelLayer != wire.LayerComplete || s.CgroupCorrelation != wire.CorrelationClean || s.UnrecordedIOUring > 0
 }
 
 func healthChanges(a, b *evidence.Bundle) []Change {

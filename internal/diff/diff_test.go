@@ -127,6 +127,21 @@ func TestComparePartialRecordShownFirst(t *testing.T) {
 	}
 }
 
+// A run with io_uring operations on objects the record does not name is
+// incomplete for a comparison: what they did cannot show as a difference.
+func TestCompareUnrecordedIOUringIsIncomplete(t *testing.T) {
+	a := evidencetest.Bundle(20, 0)
+	b := evidencetest.WithExtra(20, 0, "", wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Res: 0}})
+	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
+	if !r.Incomplete || r.A.UnrecordedIOUring != 0 || r.B.UnrecordedIOUring != 1 {
+		t.Fatalf("incomplete %v, unrecorded A %d B %d", r.Incomplete, r.A.UnrecordedIOUring, r.B.UnrecordedIOUring)
+	}
+	if txt := r.Text(); !strings.Contains(txt, "(1 io_uring operations on objects not recorded)") || !strings.Contains(txt, "warning: a record is incomplete") {
+		t.Errorf("text:\n%s", txt)
+	}
+}
+
 func TestCompareToolCalls(t *testing.T) {
 	a := bundleWith(t, 40, 2, "aaaaaaaaaaaaaaaa")
 	b := bundleWith(t, 40, 3, "bbbbbbbbbbbbbbbb")

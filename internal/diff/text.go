@@ -11,8 +11,12 @@ import (
 func (r Result) Text() string {
 	var b strings.Builder
 	sideLine := func(tag string, s Side) {
-		fmt.Fprintf(&b, "%s  %s  run %s: %s; kernel layer %s, cgroup correlation %s, sdk layer %s, %d events\n",
+		fmt.Fprintf(&b, "%s  %s  run %s: %s; kernel layer %s, cgroup correlation %s, sdk layer %s, %d events",
 			tag, s.Archive, s.RunID, outcomeText(s), s.KernelLayer, s.CgroupCorrelation, s.SDKLayer, s.Events)
+		if s.UnrecordedIOUring > 0 {
+			fmt.Fprintf(&b, " (%d io_uring operations on objects not recorded)", s.UnrecordedIOUring)
+		}
+		b.WriteString("\n")
 	}
 	sideLine("A", r.A)
 	sideLine("B", r.B)
