@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -85,7 +86,7 @@ func TestReadAheadShortAndFailingEntries(t *testing.T) {
 }
 
 // Closing before the entry is read stops the goroutine, which must not
-// hold r or h after close returns.
+// hold r after close returns.
 func TestReadAheadCloseEarly(t *testing.T) {
 	data := make([]byte, 10*aheadChunkBytes)
 	a := readAhead(bytes.NewReader(data), int64(len(data)))
@@ -129,5 +130,34 @@ func TestReadEntryLeavesNoGoroutine(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines before reading, %d after", before, n)
+	}
+}
+
+// readEntry's hash is the entry's, however many pieces it takes and
+// whichever way it keeps them: the kernel layer (compacted as it goes),
+// and the surface kept in memory or spooled to a scratch file.
+func TestReadEntryHashesEveryPiece(t *testing.T) {
+	kernel := appendKernels(nil, evidencetest.Kernel(2*pieceBytes/200+batchLines, 0))
+	if len(kernel) <= 2*pieceBytes {
+		t.Fatalf("kernel entry of %d bytes: want more than two pieces", len(kernel))
+	}
+	surface := bytes.Repeat([]byte("x"), pieceBytes+17)
+	for _, c := range []struct {
+		name string
+		data []byte
+		fold *folding
+	}{
+		{evidence.EntryKernel, kernel, &folding{}},
+		{evidence.EntryKernel, kernel, nil},
+		{evidence.EntrySurface, surface, scratchFolding(t)},
+		{evidence.EntrySurface, surface, nil},
+	} {
+		f, err := readEntry(bytes.NewReader(c.data), c.name, int64(len(c.data)), c.fold, false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if want := sha256.Sum256(c.data); *f.sum != want || f.n != int64(len(c.data)) {
+			t.Errorf("%s (folding %v): hash or size is not the entry's", c.name, c.fold != nil)
+		}
 	}
 }

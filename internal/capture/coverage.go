@@ -47,7 +47,7 @@ var coverageTable = []ClassCoverage{
 	{wire.KindSend, hookSysExit, "sendto/sendmsg naming a destination (UDP, TCP Fast Open, unix datagrams), with the call's result; the destination from the caller's memory, read after the call"},
 	{wire.KindBind, hookSysExit, "bind: the local address from the kernel's socket on success, from the caller's memory on failure"},
 	{wire.KindListen, hookSysExit, "listen: the local address from the kernel's socket"},
-	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel). Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded"},
+	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel) and whether the open created it. Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded"},
 }
 
 // notCovered lists what the capture does not see, so that "complete" is

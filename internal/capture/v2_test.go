@@ -219,7 +219,7 @@ func TestIOUringOpen(t *testing.T) {
 				byWorker++
 			}
 			if u.Created == nil || *u.Created {
-				t.Errorf("an io_uring open of an existing file says created %v", u.Created)
+				t.Errorf("an io_uring open of an existing file says created %s", fmtCreated(map[uint64]*bool{u.UserData: u.Created}))
 			}
 		}
 	}
@@ -263,7 +263,7 @@ func TestIOUringOpenCreated(t *testing.T) {
 		if u := e.IOUring; u.Op == "openat" && u.Res >= 0 && u.File != nil {
 			tmp++
 			if u.Created == nil || !*u.Created {
-				t.Errorf("an io_uring O_TMPFILE open of %s says created %v", u.File.Path, u.Created)
+				t.Errorf("an io_uring O_TMPFILE open of %s says created %s", u.File.Path, fmtCreated(map[uint64]*bool{u.UserData: u.Created}))
 			}
 		}
 	}

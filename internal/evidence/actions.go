@@ -205,7 +205,9 @@ var ioUringUnrecorded = map[string][]Op{
 
 // Unrecorded says what e did that the record cannot show as Actions:
 // the Ops of an io_uring operation whose object is not decoded (ops; a
-// failed io_uring open may have been a read, write or create attempt),
+// failed io_uring open may have been a read, write or create attempt, and
+// one recorded before opens said whether they created their file may
+// have been a creation),
 // whether it failed (an attempt), and whether its opcode is one vigil
 // cannot name (unknown: it may have done anything). Other events return
 // nothing: what they did is in their Actions.
@@ -217,8 +219,13 @@ func Unrecorded(e *wire.Kernel) (ops []Op, failed, unknown bool) {
 	failed = u.Res < 0
 	switch {
 	case u.Op == "openat" || u.Op == "openat2":
-		if failed || u.File == nil {
+		switch {
+		case failed || u.File == nil:
 			return []Op{OpRead, OpWrite, OpCreate}, failed, false
+		case u.Created == nil:
+			// Recorded before opens said whether they created their
+			// file: a creation would not show.
+			return []Op{OpCreate}, false, false
 		}
 		return nil, false, false
 	case strings.HasPrefix(u.Op, "op_"):

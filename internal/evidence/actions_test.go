@@ -83,7 +83,8 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 	}{
 		{wire.IOUring{Op: "unlinkat", Res: 0}, []Op{OpDelete}, false, false},
 		{wire.IOUring{Op: "connect", Res: -111}, []Op{OpConnect}, true, false},
-		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, nil, false, false},
+		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}, nil, false, false},
+		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, []Op{OpCreate}, false, false},
 		{wire.IOUring{Op: "openat2", Res: -2}, []Op{OpRead, OpWrite, OpCreate}, true, false},
 		{wire.IOUring{Op: "read", Res: 10}, nil, false, false},
 		{wire.IOUring{Op: wire.IOUringOp(250), Res: 0}, nil, false, true},

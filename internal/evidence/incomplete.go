@@ -57,8 +57,13 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 		named(e.FileOp.NewName)
 	case e.IOUring != nil:
 		resolved(e.IOUring.File)
-		if e.IOUring.Created != nil && (e.IOUring.File == nil || e.IOUring.Res < 0) && hidden == "" {
-			hidden = "an io_uring completion without an opened file says whether it created one"
+		if u := e.IOUring; u.Created != nil && hidden == "" {
+			switch {
+			case u.Op != "openat" && u.Op != "openat2":
+				hidden = "an io_uring " + u.Op + " says whether it created a file"
+			case u.File == nil || u.Res < 0:
+				hidden = "an io_uring completion without an opened file says whether it created one"
+			}
 		}
 	}
 	return path, name, argv, hidden

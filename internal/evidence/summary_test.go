@@ -101,8 +101,10 @@ func TestSummarizeUnrecordedIOUring(t *testing.T) {
 	ring := func(op string, res int64, file *wire.ResolvedPath) wire.Kernel {
 		return wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete", IOUring: &wire.IOUring{Op: op, Res: res, File: file}}
 	}
+	opened := ring("openat", 3, &wire.ResolvedPath{Path: "/w/x"})
+	opened.IOUring.Created = wire.BoolRef(false)
 	b := evidencetest.WithExtra(20, 0, "", ring("unlinkat", 0, nil), ring("unlinkat", -2, nil), ring("connect", 0, nil),
-		ring("read", 4, nil), ring("openat", 3, &wire.ResolvedPath{Path: "/w/x"}))
+		ring("read", 4, nil), opened)
 	s := evidence.Summarize(b, 3)
 	if want := map[string]uint64{"unlinkat": 2, "connect": 1}; fmt.Sprint(s.Unrecorded) != fmt.Sprint(want) {
 		t.Fatalf("unrecorded %v, want %v", s.Unrecorded, want)
