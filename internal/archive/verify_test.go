@@ -387,6 +387,17 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.Counts[wire.KindOpen]--
 			b.Health.Counts[wire.KindIOUring]++
 		}), evidence.EntryKernel, []string{"an io_uring completion without an opened file says whether it created one"}},
+		{"an io_uring read that says whether it created a file", editBundle(func(b *evidence.Bundle) {
+			e := &b.Kernel[5]
+			if e.Kind != wire.KindOpen {
+				t.Fatal("the fixture's sixth event is not an open")
+			}
+			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
+				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete",
+				IOUring: &wire.IOUring{Opcode: 22, Op: "read", Res: 5, Created: wire.BoolRef(false)}}
+			b.Health.Counts[wire.KindOpen]--
+			b.Health.Counts[wire.KindIOUring]++
+		}), evidence.EntryKernel, []string{"an io_uring read says whether it created a file"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}
