@@ -261,6 +261,9 @@ func appendKernel(b []byte, e *wire.Kernel) []byte {
 			b = append(b, `,"created":`...)
 			b = strconv.AppendBool(b, *x.Created)
 		}
+		if x.Direct {
+			b = append(b, `,"direct":true`...)
+		}
 		b = append(b, '}')
 	}
 	if len(e.Incomplete) > 0 {

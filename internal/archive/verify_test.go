@@ -398,6 +398,17 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			b.Health.Counts[wire.KindOpen]--
 			b.Health.Counts[wire.KindIOUring]++
 		}), evidence.EntryKernel, []string{"an io_uring read says whether it created a file"}},
+		{"a direct io_uring open that names a file", editBundle(func(b *evidence.Bundle) {
+			e := &b.Kernel[5]
+			if e.Kind != wire.KindOpen {
+				t.Fatal("the fixture's sixth event is not an open")
+			}
+			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
+				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete",
+				IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, Direct: true, File: &wire.ResolvedPath{Path: "/dev/null"}, Access: wire.AccessRead, Created: wire.BoolRef(false)}}
+			b.Health.Counts[wire.KindOpen]--
+			b.Health.Counts[wire.KindIOUring]++
+		}), evidence.EntryKernel, []string{"only a completed io_uring open without a resolved file can be direct"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}

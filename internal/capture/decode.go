@@ -554,7 +554,7 @@ func (d *decoder) net(r *record) *wire.Net {
 
 func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilIouring](r)
-	u := &wire.IOUring{Opcode: x.Opcode, Op: wire.IOUringOp(x.Opcode), Res: x.Res, UserData: x.UserData}
+	u := &wire.IOUring{Opcode: x.Opcode, Op: wire.IOUringOp(x.Opcode), Res: x.Res, UserData: x.UserData, Direct: x.Direct != 0}
 	file, cut := d.path(r, 0)
 	if file != nil {
 		u.File, u.Access, u.Ino, u.Dev = file, accessOf(x.F_mode), x.Ino, x.Dev

@@ -229,20 +229,26 @@ func legacyOpen(args []string) error {
 	return unix.Close(int(fd))
 }
 
-// ioUringOpen PATH [create|tmpfile]: opens PATH twice through io_uring
-// (IORING_OP_OPENAT), once inline and once forced onto an io-wq worker
-// (IOSQE_ASYNC): read-only, or with create for writing with O_CREAT (the
-// first open makes the file, the second finds it), or with tmpfile as
-// O_TMPFILE in the directory PATH. Prints the two descriptors.
+// ioUringOpen PATH [create|tmpfile|direct]: opens PATH twice through
+// io_uring (IORING_OP_OPENAT), once inline and once forced onto an io-wq
+// worker (IOSQE_ASYNC): read-only, or with create for writing with
+// O_CREAT (the first open makes the file, the second finds it), or with
+// tmpfile as O_TMPFILE in the directory PATH, or with direct read-only
+// into slots 0 and 1 of a registered fixed-file table (the result is 0,
+// not a descriptor). Prints the two descriptors (for direct, the results).
 func ioUringOpen(args []string) error {
 	path := cstr(args[0], 256)
 	openFlags := unix.O_RDONLY | unix.O_CLOEXEC
+	direct := false
 	if len(args) > 1 {
 		switch args[1] {
 		case "create":
 			openFlags = unix.O_WRONLY | unix.O_CREAT | unix.O_CLOEXEC
 		case "tmpfile":
 			openFlags = unix.O_RDWR | unix.O_TMPFILE | unix.O_CLOEXEC
+		case "direct":
+			direct = true
+			openFlags = unix.O_RDONLY // O_CLOEXEC is refused for a direct descriptor
 		default:
 			return fmt.Errorf("iouring-open: unknown mode %q", args[1])
 		}
@@ -269,6 +275,14 @@ func ioUringOpen(args []string) error {
 		return err
 	}
 	defer unix.Munmap(sqes)
+	if direct {
+		// Two empty slots (IORING_REGISTER_FILES with -1 entries).
+		empty := []int32{-1, -1}
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, ringFd, 2, uintptr(unsafe.Pointer(&empty[0])), 2, 0, 0)
+		if errno != 0 {
+			return fmt.Errorf("io_uring_register files: %w", errno)
+		}
+	}
 	at := func(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
 	for i, flags := range []byte{0, 1 << 4 /* IOSQE_ASYNC */} {
 		sqe := sqes[:64]
@@ -279,6 +293,9 @@ func ioUringOpen(args []string) error {
 		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
 		binary.LittleEndian.PutUint32(sqe[24:], 0o644) // mode
 		binary.LittleEndian.PutUint32(sqe[28:], uint32(openFlags))
+		if direct {
+			binary.LittleEndian.PutUint32(sqe[44:], uint32(i+1)) // file_index: slot i
+		}
 		binary.LittleEndian.PutUint64(sqe[32:], uint64(100+i)) // user_data
 		tail := atomic.LoadUint32(at(ring, u32(sqOff+4)))
 		mask := *at(ring, u32(sqOff+8))
@@ -296,6 +313,10 @@ func ioUringOpen(args []string) error {
 		atomic.StoreUint32(at(ring, u32(cqOff)), head+1)
 		if res < 0 {
 			return fmt.Errorf("io_uring openat: %w", unix.Errno(-res))
+		}
+		if direct {
+			fmt.Println(res)
+			continue
 		}
 		fmt.Println(res, fdPath(int(res)))
 		unix.Close(int(res))

@@ -272,6 +272,35 @@ func TestIOUringOpenCreated(t *testing.T) {
 	}
 }
 
+// An io_uring open into the ring's fixed-file table returns 0, not a
+// descriptor: the event says direct and names no file, where it used to
+// name whatever the task's descriptor 0 was.
+func TestIOUringOpenDirect(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "ring-direct")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, r, _ := runHelperIn(t, "iouring-open", target, "direct")
+	if out != "0\n0\n" {
+		t.Fatalf("helper output %q, want two results of 0", out)
+	}
+	var direct int
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		u := e.IOUring
+		if u.Op != "openat" {
+			continue
+		}
+		if u.File != nil || u.Created != nil || !u.Direct || u.Res != 0 {
+			t.Errorf("direct io_uring open recorded as %+v (file %v)", u, u.File)
+			continue
+		}
+		direct++
+	}
+	if direct != 2 {
+		t.Fatalf("%d direct io_uring opens recorded, want 2", direct)
+	}
+}
+
 func fmtCreated(m map[uint64]*bool) string {
 	var parts []string
 	for k, v := range m {

@@ -101,6 +101,8 @@ type vigilBPFVigilIouring struct {
 	Ino      uint64
 	Dev      uint32
 	F_mode   uint32
+	Direct   uint32
+	Pad      uint32
 }
 
 type vigilBPFVigilKind uint32

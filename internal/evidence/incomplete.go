@@ -57,6 +57,9 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 		named(e.FileOp.NewName)
 	case e.IOUring != nil:
 		resolved(e.IOUring.File)
+		if u := e.IOUring; u.Direct && hidden == "" && (u.File != nil || u.Created != nil || u.Res < 0 || (u.Op != "openat" && u.Op != "openat2")) {
+			hidden = "only a completed io_uring open without a resolved file can be direct"
+		}
 		if u := e.IOUring; u.Created != nil && hidden == "" {
 			switch {
 			case u.Op != "openat" && u.Op != "openat2":

@@ -371,6 +371,10 @@ type IOUring struct {
 	// does; present with File, absent in archives recorded before it was
 	// kept.
 	Created *bool `json:"created,omitempty"`
+	// Direct: the open put its file in the ring's fixed-file table (a
+	// direct descriptor), not in a descriptor of the task; the file is
+	// not resolved (no File).
+	Direct bool `json:"direct,omitempty"`
 }
 
 // Path is the name as a path: Requested when it is absolute (or there is

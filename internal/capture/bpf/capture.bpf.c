@@ -1043,7 +1043,16 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, struct io_uring_c
 	u->opcode = op;
 	u->res = res;
 	u->user_data = BPF_CORE_READ(cqe, user_data);
-	if ((op == VIGIL_IORING_OP_OPENAT || op == VIGIL_IORING_OP_OPENAT2) && res >= 0) {
+	bool is_open = op == VIGIL_IORING_OP_OPENAT || op == VIGIL_IORING_OP_OPENAT2;
+	__u32 slot = 0;
+	if (is_open && res >= 0 && bpf_core_field_exists(((struct io_open *)0)->file_slot))
+		slot = BPF_CORE_READ((struct io_open *)req, file_slot);
+	if (is_open && res >= 0 && slot) {
+		/* A direct descriptor: the result is 0 or the slot, not a
+		 * descriptor of the task, and fd_file(res) would name another
+		 * file. The fixed-file table is not read. */
+		u->direct = 1;
+	} else if (is_open && res >= 0) {
 		struct file *f = fd_file(res);
 		u->ino = BPF_CORE_READ(f, f_inode, i_ino);
 		u->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);

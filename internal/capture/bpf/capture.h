@@ -244,6 +244,8 @@ struct vigil_iouring {
 	__u64 ino;
 	__u32 dev;
 	__u32 f_mode;
+	__u32 direct; /* opened into the ring's fixed-file table: no file resolved */
+	__u32 _pad;
 };
 
 union vigil_body {

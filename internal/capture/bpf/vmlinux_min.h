@@ -223,6 +223,13 @@ struct io_kiocb {
 	struct io_cqe cqe;
 };
 
+/* An open request's arguments, at the start of its io_kiocb (the request's
+ * command area, io_kiocb_to_cmd): file_slot is non-zero for an open into
+ * the ring's fixed-file table. */
+struct io_open {
+	__u32 file_slot;
+};
+
 struct io_uring_cqe {
 	__u64 user_data;
 	int res;
