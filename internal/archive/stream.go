@@ -67,7 +67,7 @@ func unspool(spool *spooled, n int64, piece []byte) ([]byte, error) {
 // and, for an NDJSON entry, validates every line completed by the piece
 // before the next piece is taken. A goroutine reads the entry a little
 // ahead (readAhead), another hashes each piece while it is checked
-// (pieceHash), and another folds checked kernel events into the digest
+// (hashPiece), and another folds checked kernel events into the digest
 // (lineCheck.fold), so that on more than one CPU inflating, hashing,
 // checking and folding overlap. The buffer grows as data
 // arrives rather than to the declared size, so a size that lies costs
@@ -109,7 +109,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 	}
 	src := readAhead(r, size)
 	defer src.close()
-	hashing := pieceHash{h: h}
+	var hashing background
 	defer hashing.wait()
 	data := make([]byte, 0, min(size, pieceBytes))
 	var read int64
@@ -133,7 +133,7 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 		if err := src.readFull(piece); err != nil {
 			return f, entryErr(name, "truncated: %v", err)
 		}
-		hashing.start(piece)
+		hashPiece(&hashing, h, piece)
 		data = data[:len(data)+k]
 		read += int64(k)
 		last = data[len(data)-1]
@@ -198,31 +198,35 @@ func readEntry(r io.Reader, name string, size int64, fold *folding, correlated b
 	return f, nil
 }
 
-// pieceHash hashes one piece of an entry at a time, in a goroutine of its
-// own: hashing the kernel layer costs about as much as inflating it, and
-// runs beside checking the piece's lines. The piece's bytes must stay as
-// they are until wait returns.
-type pieceHash struct {
-	h    hash.Hash
-	done chan struct{}
-}
+// background runs one task at a time in a goroutine of its own, beside
+// the caller's: readEntry hashes a piece of an entry while its lines are
+// checked (hashing the kernel layer costs about as much as inflating it),
+// and folds one batch of events while the next is checked.
+type background struct{ done chan struct{} }
 
-func (p *pieceHash) start(piece []byte) {
-	p.wait()
+// start waits for the task started before, then starts f.
+func (b *background) start(f func()) {
+	b.wait()
 	done := make(chan struct{})
-	p.done = done
+	b.done = done
 	go func() {
 		defer close(done)
-		p.h.Write(piece)
+		f()
 	}()
 }
 
-// wait returns once the piece started last is hashed.
-func (p *pieceHash) wait() {
-	if p.done != nil {
-		<-p.done
-		p.done = nil
+// wait returns once the task started last is done.
+func (b *background) wait() {
+	if b.done != nil {
+		<-b.done
+		b.done = nil
 	}
+}
+
+// hashPiece hashes piece into h in the background; piece's bytes must stay
+// as they are until hashing.wait returns.
+func hashPiece(hashing *background, h hash.Hash, piece []byte) {
+	hashing.start(func() { h.Write(piece) })
 }
 
 // lineCheck validates an NDJSON entry's lines as they arrive. For the
@@ -243,7 +247,7 @@ type lineCheck struct {
 	// batches are held, events and folding's.
 	digest  *evidence.Digest
 	folding []wire.Kernel
-	folded  chan struct{} // closed once folding's batch is in digest
+	folder  background // folds folding's batch into digest
 	haveSeq bool
 	lastSeq uint64
 }
@@ -254,21 +258,11 @@ func (c *lineCheck) fold() {
 	c.waitFold()
 	batch := c.events
 	c.events, c.folding = c.folding[:0], batch
-	done := make(chan struct{})
-	c.folded = done
-	go func() {
-		defer close(done)
-		c.digest.Add(batch)
-	}()
+	c.folder.start(func() { c.digest.Add(batch) })
 }
 
 // waitFold returns once every batch handed to the digest is in it.
-func (c *lineCheck) waitFold() {
-	if c.folded != nil {
-		<-c.folded
-		c.folded = nil
-	}
-}
+func (c *lineCheck) waitFold() { c.folder.wait() }
 
 // check validates the lines of data past what was checked: the complete
 // ones, and at the end (final) the last line without a newline too.

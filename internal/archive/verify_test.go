@@ -267,6 +267,20 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			}
 		}
 	}
+	// asIOUring turns the fixture's sixth event (an open) into an
+	// io_uring completion u, health's counts moved with it.
+	asIOUring := func(u wire.IOUring) func([]rawEntry) {
+		return editBundle(func(b *evidence.Bundle) {
+			e := &b.Kernel[5]
+			if e.Kind != wire.KindOpen {
+				t.Fatal("the fixture's sixth event is not an open")
+			}
+			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
+				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete", IOUring: &u}
+			b.Health.Counts[wire.KindOpen]--
+			b.Health.Counts[wire.KindIOUring]++
+		})
+	}
 	cases := []struct {
 		name  string
 		mod   func([]rawEntry)
@@ -376,39 +390,16 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			}
 			t.Fatal("no open without O_CREAT in the fixture")
 		}), evidence.EntryKernel, []string{"an open without O_CREAT or O_TMPFILE says it created its file"}},
-		{"an io_uring completion without a file that says whether it created one", editBundle(func(b *evidence.Bundle) {
-			e := &b.Kernel[5]
-			if e.Kind != wire.KindOpen {
-				t.Fatal("the fixture's sixth event is not an open")
-			}
-			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
-				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete",
-				IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: -2, Created: wire.BoolRef(false)}}
-			b.Health.Counts[wire.KindOpen]--
-			b.Health.Counts[wire.KindIOUring]++
-		}), evidence.EntryKernel, []string{"an io_uring completion without an opened file says whether it created one"}},
-		{"an io_uring read that says whether it created a file", editBundle(func(b *evidence.Bundle) {
-			e := &b.Kernel[5]
-			if e.Kind != wire.KindOpen {
-				t.Fatal("the fixture's sixth event is not an open")
-			}
-			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
-				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete",
-				IOUring: &wire.IOUring{Opcode: 22, Op: "read", Res: 5, Created: wire.BoolRef(false)}}
-			b.Health.Counts[wire.KindOpen]--
-			b.Health.Counts[wire.KindIOUring]++
-		}), evidence.EntryKernel, []string{"an io_uring read says whether it created a file"}},
-		{"a direct io_uring open that names a file", editBundle(func(b *evidence.Bundle) {
-			e := &b.Kernel[5]
-			if e.Kind != wire.KindOpen {
-				t.Fatal("the fixture's sixth event is not an open")
-			}
-			*e = wire.Kernel{Seq: e.Seq, TimeNS: e.TimeNS, Kind: wire.KindIOUring, PID: e.PID, TID: e.TID, Comm: e.Comm,
-				CgroupID: e.CgroupID, Hook: "tp_btf/io_uring_complete",
-				IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, Direct: true, File: &wire.ResolvedPath{Path: "/dev/null"}, Access: wire.AccessRead, Created: wire.BoolRef(false)}}
-			b.Health.Counts[wire.KindOpen]--
-			b.Health.Counts[wire.KindIOUring]++
-		}), evidence.EntryKernel, []string{"only a completed io_uring open without a resolved file can be direct"}},
+		{"an io_uring completion without a file that says whether it created one",
+			asIOUring(wire.IOUring{Opcode: 18, Op: "openat", Res: -2, Created: wire.BoolRef(false)}),
+			evidence.EntryKernel, []string{"an io_uring completion without an opened file says whether it created one"}},
+		{"an io_uring read that says whether it created a file",
+			asIOUring(wire.IOUring{Opcode: 22, Op: "read", Res: 5, Created: wire.BoolRef(false)}),
+			evidence.EntryKernel, []string{"an io_uring read says whether it created a file"}},
+		{"a direct io_uring open that names a file",
+			asIOUring(wire.IOUring{Opcode: 18, Op: "openat", Res: 0, Direct: true, File: &wire.ResolvedPath{Path: "/dev/null"},
+				Access: wire.AccessRead, Created: wire.BoolRef(false)}),
+			evidence.EntryKernel, []string{"only a completed io_uring open without a resolved file can be direct"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}
