@@ -38,9 +38,9 @@ have an SDK layer, the same per tool call (calls matched by tool name and
 ordinal: write_file#1 is each run's first write_file call).
 
 Differences in observation health and outcome come first: when either record
-is incomplete (kernel layer not complete, cgroup correlation not clean) diff
-says so, because a difference, or its absence, may be an event that record
-missed.
+is incomplete (kernel layer not complete, cgroup correlation not clean, or
+io_uring operations on files or addresses it does not name) diff says so,
+because a difference, or its absence, may be an event that record missed.
 
 Names are normalized before comparing, so that parts that differ from run to
 run by construction do not count:

@@ -28,11 +28,15 @@ opened paths, executed programs, network endpoints and, when the workload
 reported them, its tool calls with the kernel events inside each.
 
 --json prints one JSON object instead (schema "inspect", id vigil.inspect/v2:
-run fields, the archive's observation-health.json unchanged under "health",
-total_events, top_paths [{path, opens}], distinct_paths, files_read,
-files_written, files_created, open_failures, execs, network, tool_calls
+run fields, capture_programs, the archive's observation-health.json
+unchanged under "health", total_events, top_paths [{path, opens}],
+distinct_paths, files_read, files_written, files_created, open_failures,
+files_deleted, execs, network, network_sent, network_local, tool_calls
 [{tool_call_id, tool_name, status, completed, duration_ns, kernel_events,
-by_kind}], unattributed_events).
+by_kind}], unattributed_events, and when there are any incomplete_events
+[{seq, kind, pid, comm, parts}] and unrecorded_io_uring {op: count}, the
+io_uring operations that acted on files or addresses the record does not
+name).
 
 --html FILE also writes one self-contained page for the run (no external
 assets, opens offline in any browser): a health and coverage banner, a

@@ -98,8 +98,13 @@ scratch file failed.`,
 			for _, n := range h.ProgramMisses {
 				misses += n
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d signature=%s\n",
-				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, b.Events(), h.RingbufDrops.Total, h.ReadFaults, misses, signatureStatus(a, key))
+			unrecorded := ""
+			if n := b.UnrecordedIOUring(); n > 0 {
+				// Complete as captured, yet actions a reader cannot see.
+				unrecorded = fmt.Sprintf(" unrecorded_io_uring=%d", n)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d%s signature=%s\n",
+				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, b.Events(), h.RingbufDrops.Total, h.ReadFaults, misses, unrecorded, signatureStatus(a, key))
 		}
 		switch {
 		case unreadable:

@@ -156,12 +156,6 @@ func Compare(a, b Input, opt Options) Result {
 
 func side(in Input) Side {
 	b := in.Bundle
-	unrecorded := 0
-	for i := range b.Kernel {
-		if ops, _, unknown := evidence.Unrecorded(&b.Kernel[i]); len(ops) > 0 || unknown {
-			unrecorded++
-		}
-	}
 	return Side{
 		Archive:           in.Archive,
 		RunID:             b.Run.RunID,
@@ -171,7 +165,7 @@ func side(in Input) Side {
 		CgroupCorrelation: b.Health.CgroupCorrelation.Status,
 		SDKLayer:          b.Health.SDKLayer.Status,
 		Events:            len(b.Kernel),
-		UnrecordedIOUring: unrecorded,
+		UnrecordedIOUring: int(b.UnrecordedIOUring()),
 	}
 }
 

@@ -95,3 +95,18 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 		}
 	}
 }
+
+// A digest counts the events Unrecorded names as a held kernel layer
+// does, so verify (which folds) and inspect (which holds) agree.
+func TestDigestCountsUnrecorded(t *testing.T) {
+	ring := func(op string, res int64) wire.Kernel {
+		return wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Op: op, Res: res}}
+	}
+	k := []wire.Kernel{ring("unlinkat", 0), ring("read", 3), ring("connect", -111), ring("op_250", 0), {Kind: wire.KindOpen, Open: &wire.Open{}}}
+	d := NewDigest()
+	d.Add(k)
+	held := (&Bundle{Kernel: k}).UnrecordedIOUring()
+	if d.Unrecorded() != 3 || held != 3 {
+		t.Fatalf("digest counts %d, held layer %d; want 3", d.Unrecorded(), held)
+	}
+}

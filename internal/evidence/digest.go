@@ -43,6 +43,7 @@ type Digest struct {
 	// for a digest of events read from an archive (CheckingEvents), not
 	// of events this process decoded.
 	checkEvents bool
+	unrecorded  uint64 // events acting on objects not named (Unrecorded)
 	firstDefect string
 	sealed      bool
 	built       *CapabilitySurface
@@ -230,6 +231,11 @@ func (d *Digest) add(e *wire.Kernel) {
 			d.firstDefect = fmt.Sprintf("line %d (seq %d): %s", d.events, e.Seq, bad)
 		}
 	}
+	if e.IOUring != nil {
+		if ops, _, unknown := Unrecorded(e); len(ops) > 0 || unknown {
+			d.unrecorded++
+		}
+	}
 	if len(e.Incomplete) > 0 {
 		d.incomplete++
 		if d.lacking == nil {
@@ -251,6 +257,11 @@ func (d *Digest) add(e *wire.Kernel) {
 
 // Events is how many events were folded.
 func (d *Digest) Events() uint64 { return d.events }
+
+// Unrecorded is how many events acted on an object the record does not
+// name (the function Unrecorded: io_uring operations whose arguments the
+// capture does not decode).
+func (d *Digest) Unrecorded() uint64 { return d.unrecorded }
 
 // Incomplete is how many events lack a part (Kernel.Incomplete), and per
 // part how many lack it; nil when none does.

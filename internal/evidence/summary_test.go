@@ -113,7 +113,7 @@ func TestSummarizeUnrecordedIOUring(t *testing.T) {
 	if err := wire.Validate("inspect", data); err != nil {
 		t.Fatalf("inspect schema: %v", err)
 	}
-	if text := s.Text(); !strings.Contains(text, "io_uring, objects not recorded  connect 1, unlinkat 2") {
+	if text := s.Text(); !strings.Contains(text, "not recorded        io_uring connect 1, unlinkat 2: acted on files or addresses") {
 		t.Errorf("text lacks the io_uring operations:\n%s", text)
 	}
 	if s := evidence.Summarize(evidencetest.Bundle(20, 0), 3); s.Unrecorded != nil || strings.Contains(s.Text(), "objects not recorded") {

@@ -90,13 +90,6 @@ func (s Summary) Text() string {
 	default:
 		p("read faults         %d events with a part missing (failed read, or a path or argv past the capture's limit)\n", h.ReadFaults)
 	}
-	if len(s.Unrecorded) > 0 {
-		var ops []string
-		for _, op := range slices.Sorted(maps.Keys(s.Unrecorded)) {
-			ops = append(ops, fmt.Sprintf("%s %d", op, s.Unrecorded[op]))
-		}
-		p("io_uring, objects not recorded  %s\n", strings.Join(ops, ", "))
-	}
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		p("32-bit syscalls     %d counted, not decoded: %s\n", n, kindList(h.CompatSyscalls))
 	}
@@ -131,6 +124,13 @@ func (s Summary) Text() string {
 	}
 	p("events              %d: %s\n", s.TotalEvents, kindList(h.Counts))
 	p("files               %d read, %d written, %d created, %d deleted, %d failed opens\n", s.FilesRead, s.FilesWritten, s.FilesCreated, s.FilesDeleted, s.OpenFailures)
+	if len(s.Unrecorded) > 0 {
+		var ops []string
+		for _, op := range slices.Sorted(maps.Keys(s.Unrecorded)) {
+			ops = append(ops, fmt.Sprintf("%s %d", op, s.Unrecorded[op]))
+		}
+		p("not recorded        io_uring %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
+	}
 	p("\ntop paths (%d of %d distinct, by opens)\n", len(s.TopPaths), s.DistinctPaths)
 	for _, pc := range s.TopPaths {
 		p("  %6d  %s\n", pc.Opens, pc.Path.Text())

@@ -40,6 +40,12 @@ func TestBuildCountsWhatTheRunDid(t *testing.T) {
 	if p := Build("run.tar.gz", b); p.Complete || p.BannerClass != "warn" || !strings.Contains(p.Banner, "incomplete") {
 		t.Errorf("partial record banner %s %q", p.BannerClass, p.Banner)
 	}
+	// Complete as captured, but a deletion through io_uring names no file.
+	ring := evidencetest.WithExtra(40, 2, "", wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat"}})
+	if p := Build("run.tar.gz", ring); p.Complete || p.BannerClass != "warn" || !strings.Contains(p.Banner, "1 io_uring operation(s) acted on files or addresses the record does not name") {
+		t.Errorf("io_uring record banner %s %q", p.BannerClass, p.Banner)
+	}
 }
 
 // unionPaths is every path the surface names for files (the files table
