@@ -73,10 +73,19 @@ var kindRole = map[wire.ArmKind]string{
 	wire.ArmC: "both layers' cost (C − bare)",
 }
 
+// minTailSamples is the fewest samples whose p99/median is stated: from
+// one or two the ratio says nothing about a tail.
+const minTailSamples = 3
+
 // costText renders "+12.3 ms [11.9 ms, 12.8 ms] (Hodges–Lehmann, ...)".
 func costText(c wire.Cost) string {
-	s := fmt.Sprintf("%s (Hodges–Lehmann, %.0f%% Wilcoxon interval; ratio of medians %s; p %.2g; %d pairs; unpaired Mann–Whitney p %.2g, n %d+%d)",
-		fmtEst(c.Diff, c.Unit, true), 100*c.Diff.Confidence, fmtRatio(c.Ratio), c.P, c.Pairs, c.UTest.P, c.UTest.N2, c.UTest.N1)
+	est, interval := fmtEst(c.Diff, c.Unit, true), fmt.Sprintf("%.0f%% Wilcoxon interval", 100*c.Diff.Confidence)
+	if c.Diff.Confidence == 0 {
+		// A 0% interval is the estimate itself: no range to print.
+		est, interval = fmtSigned(c.Diff.Value, c.Unit), "no interval at this number of pairs"
+	}
+	s := fmt.Sprintf("%s (Hodges–Lehmann, %s; ratio of medians %s; p %.2g; %d pairs; unpaired Mann–Whitney p %.2g, n %d+%d)",
+		est, interval, fmtRatio(c.Ratio), c.P, c.Pairs, c.UTest.P, c.UTest.N2, c.UTest.N1)
 	if !c.Achieved {
 		s += " — too few pairs for the requested confidence"
 	}
@@ -93,7 +102,10 @@ func armCostsText(r *wire.RunSummary, f wire.Finding, confidence float64) findin
 		}
 		parts = append(parts, fmt.Sprintf("%s %s", a.Arm, fmtEst(a.Wall.Median, wire.UnitNS, false)))
 		tail := fmt.Sprintf("p99/median %.2f (%s)", a.Wall.TailRatio, a.Wall.TailBand)
-		if a.Wall.P99FromMax {
+		switch {
+		case a.Wall.N < minTailSamples:
+			tail = fmt.Sprintf("no tail from %d sample(s)", a.Wall.N)
+		case a.Wall.P99FromMax:
 			tail += ", p99 is about the maximum at this n"
 		}
 		mem := ""

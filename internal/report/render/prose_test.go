@@ -33,3 +33,14 @@ func TestNoiseTextNamesUncounted(t *testing.T) {
 		t.Errorf("noise text %q names uncounted comparisons that do not exist", got)
 	}
 }
+
+// A cost with no interval at this number of pairs prints the estimate
+// alone, not a range of one point labelled "0% Wilcoxon interval".
+func TestCostTextWithoutInterval(t *testing.T) {
+	v := 1.74e6
+	c := wire.Cost{Unit: wire.UnitNS, Diff: wire.Est{Value: v, Lower: &v, Upper: &v, Confidence: 0}, Pairs: 1}
+	got := costText(c)
+	if strings.Contains(got, "0% Wilcoxon") || strings.Contains(got, "[") || !strings.Contains(got, "no interval at this number of pairs") {
+		t.Errorf("costText = %q", got)
+	}
+}
