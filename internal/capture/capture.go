@@ -136,6 +136,10 @@ var probeTable = []probe{
 	// Not every kernel has io_uring (or its tracepoints); without them
 	// the io_uring class is reported as not covered.
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE, hook: "tp_btf/io_uring_complete", prog: vigilBPFProgHandleIoUringComplete},
+	// The completions io_uring_complete never sees are counted from
+	// these; the io_uring class is covered only with all three.
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ, hook: "tp_btf/io_uring_submit_req", prog: vigilBPFProgHandleIoUringSubmit},
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW, hook: "tp_btf/io_uring_cqe_overflow", prog: vigilBPFProgHandleIoUringOverflow},
 }
 
 // target is the tracepoint's name.

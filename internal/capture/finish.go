@@ -33,6 +33,10 @@ type Result struct {
 	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
 	// the capture does not decode.
 	Compat map[wire.Kind]uint64
+	// IOUringUntraced counts io_uring completions of the run that never
+	// pass io_uring_complete: requests submitted with
+	// IOSQE_CQE_SKIP_SUCCESS, and completions past a full CQ ring.
+	IOUringUntraced uint64
 	// LiveTasks is the number of tracked tasks still alive when the
 	// capture closed; 0 when every task of the run had exited.
 	LiveTasks    int64
@@ -102,20 +106,21 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	}
 	st := c.st
 	res := &Result{
-		Emitted:       cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_EMIT),
-		RingFull:      cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_DROP),
-		SlotsBusy:     cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_BUSY),
-		Late:          cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_LATE),
-		Untracked:     wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
-		LiveTasks:     live,
-		Compat:        cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
-		Drops:         map[wire.Kind]uint64{},
-		DecodeErrors:  st.decodeErrors,
-		ReadFaults:    st.faults,
-		Records:       st.records,
-		DrainProven:   st.outcome.proven,
-		DrainDetail:   st.outcome.detail,
-		ProgramMisses: c.programMisses(),
+		Emitted:         cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_EMIT),
+		RingFull:        cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_DROP),
+		SlotsBusy:       cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_BUSY),
+		Late:            cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_LATE),
+		Untracked:       wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
+		LiveTasks:       live,
+		Compat:          cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
+		IOUringUntraced: wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACED)),
+		Drops:           map[wire.Kind]uint64{},
+		DecodeErrors:    st.decodeErrors,
+		ReadFaults:      st.faults,
+		Records:         st.records,
+		DrainProven:     st.outcome.proven,
+		DrainDetail:     st.outcome.detail,
+		ProgramMisses:   c.programMisses(),
 	}
 	if c.sink == nil {
 		res.Events = st.pass.events()

@@ -24,22 +24,23 @@ import (
 // to the workload (readlink of the descriptor, getpeername), so a test can
 // hold the capture against the truth.
 var v2Helpers = map[string]func(args []string) error{
-	"toctou-open":    toctouOpen,
-	"race-open":      raceOpen,
-	"race-connect":   raceConnect,
-	"legacy-open":    legacyOpen,
-	"iouring-open":   ioUringOpen,
-	"send":           sendWithDestination,
-	"mutate":         mutate,
-	"exec-fail":      execFail,
-	"relative":       relativeOpens,
-	"memfd-exec":     memfdExec,
-	"cgroup-trip":    cgroupRoundTrip,
-	"nonutf8":        nonUTF8Names,
-	"bind-listen":    bindListen,
-	"sleep-outside":  sleepOutside,
-	"open-nofollow":  openNoFollow,
-	"open-by-handle": openByHandle,
+	"toctou-open":      toctouOpen,
+	"race-open":        raceOpen,
+	"race-connect":     raceConnect,
+	"legacy-open":      legacyOpen,
+	"iouring-open":     ioUringOpen,
+	"iouring-untraced": ioUringUntraced,
+	"send":             sendWithDestination,
+	"mutate":           mutate,
+	"exec-fail":        execFail,
+	"relative":         relativeOpens,
+	"memfd-exec":       memfdExec,
+	"cgroup-trip":      cgroupRoundTrip,
+	"nonutf8":          nonUTF8Names,
+	"bind-listen":      bindListen,
+	"sleep-outside":    sleepOutside,
+	"open-nofollow":    openNoFollow,
+	"open-by-handle":   openByHandle,
 }
 
 // cstr returns a NUL-terminated copy of s in a buffer of n bytes that
@@ -253,40 +254,21 @@ func ioUringOpen(args []string) error {
 			return fmt.Errorf("iouring-open: unknown mode %q", args[1])
 		}
 	}
-	var p [120]byte
-	ringFd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&p[0])), 0)
-	if errno != 0 {
-		return fmt.Errorf("io_uring_setup: %w", errno)
-	}
-	defer unix.Close(int(ringFd))
-	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(p[off:]) }
-	sqEntries, cqEntries := u32(0), u32(4)
-	sqOff, cqOff := 40, 80 // struct io_sqring_offsets, io_cqring_offsets
-	sqSize := int(u32(sqOff+24)) + int(sqEntries)*4
-	cqSize := int(u32(cqOff+20)) + int(cqEntries)*16
-	ringSize := max(sqSize, cqSize) // IORING_FEAT_SINGLE_MMAP (5.4+)
-	ring, err := unix.Mmap(int(ringFd), 0, ringSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	r, err := newTestRing(4)
 	if err != nil {
 		return err
 	}
-	defer unix.Munmap(ring)
-	sqes, err := unix.Mmap(int(ringFd), 0x10000000, int(sqEntries)*64, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-	if err != nil {
-		return err
-	}
-	defer unix.Munmap(sqes)
+	defer r.close()
 	if direct {
 		// Two empty slots (IORING_REGISTER_FILES with -1 entries).
 		empty := []int32{-1, -1}
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, ringFd, 2, uintptr(unsafe.Pointer(&empty[0])), 2, 0, 0)
+		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, r.fd, 2, uintptr(unsafe.Pointer(&empty[0])), 2, 0, 0)
 		if errno != 0 {
 			return fmt.Errorf("io_uring_register files: %w", errno)
 		}
 	}
-	at := func(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
 	for i, flags := range []byte{0, 1 << 4 /* IOSQE_ASYNC */} {
-		sqe := sqes[:64]
-		clear(sqe)
+		sqe := r.sqe()
 		sqe[0] = 18 // IORING_OP_OPENAT
 		sqe[1] = flags
 		binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c)) // AT_FDCWD
@@ -297,20 +279,11 @@ func ioUringOpen(args []string) error {
 			binary.LittleEndian.PutUint32(sqe[44:], uint32(i+1)) // file_index: slot i
 		}
 		binary.LittleEndian.PutUint64(sqe[32:], uint64(100+i)) // user_data
-		tail := atomic.LoadUint32(at(ring, u32(sqOff+4)))
-		mask := *at(ring, u32(sqOff+8))
-		*at(ring, u32(sqOff+24)+4*(tail&mask)) = 0
-		atomic.StoreUint32(at(ring, u32(sqOff+4)), tail+1)
-		_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, ringFd, 1, 1, 1 /* IORING_ENTER_GETEVENTS */, 0, 0)
-		runtime.KeepAlive(path)
-		if errno != 0 {
-			return fmt.Errorf("io_uring_enter: %w", errno)
+		if err := r.enter(1, 1); err != nil {
+			return err
 		}
-		head := atomic.LoadUint32(at(ring, u32(cqOff)))
-		cqMask := *at(ring, u32(cqOff+8))
-		cqe := ring[u32(cqOff+20)+16*(head&cqMask):]
-		res := int32(binary.LittleEndian.Uint32(cqe[8:]))
-		atomic.StoreUint32(at(ring, u32(cqOff)), head+1)
+		runtime.KeepAlive(path)
+		res := r.reap()
 		if res < 0 {
 			return fmt.Errorf("io_uring openat: %w", unix.Errno(-res))
 		}
@@ -321,6 +294,113 @@ func ioUringOpen(args []string) error {
 		fmt.Println(res, fdPath(int(res)))
 		unix.Close(int(res))
 	}
+	return nil
+}
+
+// testRing is an io_uring instance driven by hand (no liburing): one
+// submission at a time at the SQ tail, completions reaped at the CQ head.
+type testRing struct {
+	fd           uintptr
+	ring, sqes   []byte
+	sqOff, cqOff uint32
+	params       [120]byte
+}
+
+func newTestRing(entries uint32) (*testRing, error) {
+	r := &testRing{sqOff: 40, cqOff: 80} // struct io_sqring_offsets, io_cqring_offsets
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&r.params[0])), 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("io_uring_setup: %w", errno)
+	}
+	r.fd = fd
+	sqEntries, cqEntries := r.param(0), r.param(4)
+	sqSize := int(r.param(r.sqOff+24)) + int(sqEntries)*4
+	cqSize := int(r.param(r.cqOff+20)) + int(cqEntries)*16
+	var err error
+	// One mapping for both rings (IORING_FEAT_SINGLE_MMAP, 5.4+).
+	if r.ring, err = unix.Mmap(int(fd), 0, max(sqSize, cqSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		unix.Close(int(fd))
+		return nil, err
+	}
+	if r.sqes, err = unix.Mmap(int(fd), 0x10000000, int(sqEntries)*64, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *testRing) param(off uint32) uint32 { return binary.LittleEndian.Uint32(r.params[off:]) }
+
+func (r *testRing) at(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+
+// sqe returns the cleared entry at the SQ tail and queues it.
+func (r *testRing) sqe() []byte {
+	tail := atomic.LoadUint32(r.at(r.ring, r.param(r.sqOff+4)))
+	mask := *r.at(r.ring, r.param(r.sqOff+8))
+	idx := tail & mask
+	*r.at(r.ring, r.param(r.sqOff+24)+4*idx) = idx
+	atomic.StoreUint32(r.at(r.ring, r.param(r.sqOff+4)), tail+1)
+	e := r.sqes[64*idx : 64*idx+64]
+	clear(e)
+	return e
+}
+
+// enter submits n queued entries and waits for min completions.
+func (r *testRing) enter(n, min uint32) error {
+	flags := uintptr(0)
+	if min > 0 {
+		flags = 1 // IORING_ENTER_GETEVENTS
+	}
+	if _, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, r.fd, uintptr(n), uintptr(min), flags, 0, 0); errno != 0 {
+		return fmt.Errorf("io_uring_enter: %w", errno)
+	}
+	return nil
+}
+
+// reap takes the completion at the CQ head and returns its result.
+func (r *testRing) reap() int32 {
+	head := atomic.LoadUint32(r.at(r.ring, r.param(r.cqOff)))
+	cqMask := *r.at(r.ring, r.param(r.cqOff+8))
+	cqe := r.ring[r.param(r.cqOff+20)+16*(head&cqMask):]
+	res := int32(binary.LittleEndian.Uint32(cqe[8:]))
+	atomic.StoreUint32(r.at(r.ring, r.param(r.cqOff)), head+1)
+	return res
+}
+
+func (r *testRing) close() {
+	if r.sqes != nil {
+		unix.Munmap(r.sqes)
+	}
+	if r.ring != nil {
+		unix.Munmap(r.ring)
+	}
+	unix.Close(int(r.fd))
+}
+
+// ioUringUntraced: completions io_uring_complete never sees. One NOP with
+// IOSQE_CQE_SKIP_SUCCESS, then ten NOPs into a CQ ring of eight without
+// reaping (two overflow). Prints the CQ ring's size.
+func ioUringUntraced([]string) error {
+	r, err := newTestRing(4)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	r.sqe()[1] = 1 << 6 // IORING_OP_NOP (0), IOSQE_CQE_SKIP_SUCCESS
+	if err := r.enter(1, 0); err != nil {
+		return err
+	}
+	for sent := 0; sent < 10; {
+		n := min(4, 10-sent)
+		for range n {
+			r.sqe() // IORING_OP_NOP
+		}
+		if err := r.enter(uint32(n), 0); err != nil {
+			return err
+		}
+		sent += n
+	}
+	fmt.Println(r.param(4))
 	return nil
 }
 

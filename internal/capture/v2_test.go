@@ -301,6 +301,26 @@ func TestIOUringOpenDirect(t *testing.T) {
 	}
 }
 
+// Completions that never pass io_uring_complete are counted: a request
+// with IOSQE_CQE_SKIP_SUCCESS (counted at submission) and the completions
+// past a full CQ ring. The io_uring events the capture did see are only
+// the ten NOPs that did not overflow, less the two that did.
+func TestIOUringUntracedCounted(t *testing.T) {
+	out, r, _ := runHelperIn(t, "iouring-untraced")
+	if strings.TrimSpace(out) != "8" {
+		t.Fatalf("helper output %q, want a CQ ring of 8", out)
+	}
+	var nops int
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		if e.IOUring.Op == "nop" {
+			nops++
+		}
+	}
+	if r.IOUringUntraced != 3 || nops != 8 {
+		t.Fatalf("io_uring untraced %d, nop completions seen %d; want 3 and 8", r.IOUringUntraced, nops)
+	}
+}
+
 func fmtCreated(m map[uint64]*bool) string {
 	var parts []string
 	for k, v := range m {

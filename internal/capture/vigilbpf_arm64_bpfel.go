@@ -22,7 +22,8 @@ const (
 	vigilBPFVigilCounterClassVIGIL_C_LATE      vigilBPFVigilCounterClass = 3
 	vigilBPFVigilCounterClassVIGIL_C_UNTRACKED vigilBPFVigilCounterClass = 4
 	vigilBPFVigilCounterClassVIGIL_C_COMPAT    vigilBPFVigilCounterClass = 5
-	vigilBPFVigilCounterClassVIGIL_NCLASSES    vigilBPFVigilCounterClass = 6
+	vigilBPFVigilCounterClassVIGIL_C_UNTRACED  vigilBPFVigilCounterClass = 6
+	vigilBPFVigilCounterClassVIGIL_NCLASSES    vigilBPFVigilCounterClass = 7
 )
 
 type vigilBPFVigilExec struct {
@@ -82,14 +83,16 @@ type vigilBPFVigilHdr struct {
 type vigilBPFVigilHook uint32
 
 const (
-	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXEC vigilBPFVigilHook = 0
-	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_FORK vigilBPFVigilHook = 1
-	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXIT vigilBPFVigilHook = 2
-	vigilBPFVigilHookVIGIL_HOOK_CGROUP_ATTACH_TASK vigilBPFVigilHook = 3
-	vigilBPFVigilHookVIGIL_HOOK_TASK_NEWTASK       vigilBPFVigilHook = 4
-	vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT           vigilBPFVigilHook = 5
-	vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE  vigilBPFVigilHook = 6
-	vigilBPFVigilHookVIGIL_NHOOKS                  vigilBPFVigilHook = 7
+	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXEC    vigilBPFVigilHook = 0
+	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_FORK    vigilBPFVigilHook = 1
+	vigilBPFVigilHookVIGIL_HOOK_SCHED_PROCESS_EXIT    vigilBPFVigilHook = 2
+	vigilBPFVigilHookVIGIL_HOOK_CGROUP_ATTACH_TASK    vigilBPFVigilHook = 3
+	vigilBPFVigilHookVIGIL_HOOK_TASK_NEWTASK          vigilBPFVigilHook = 4
+	vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT              vigilBPFVigilHook = 5
+	vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE     vigilBPFVigilHook = 6
+	vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ   vigilBPFVigilHook = 7
+	vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW vigilBPFVigilHook = 8
+	vigilBPFVigilHookVIGIL_NHOOKS                     vigilBPFVigilHook = 9
 )
 
 type vigilBPFVigilIouring struct {
@@ -233,6 +236,8 @@ const (
 	vigilBPFProgHandleExit            = "handle_exit"
 	vigilBPFProgHandleFork            = "handle_fork"
 	vigilBPFProgHandleIoUringComplete = "handle_io_uring_complete"
+	vigilBPFProgHandleIoUringOverflow = "handle_io_uring_overflow"
+	vigilBPFProgHandleIoUringSubmit   = "handle_io_uring_submit"
 	vigilBPFProgHandleMigrate         = "handle_migrate"
 	vigilBPFProgHandleNewtask         = "handle_newtask"
 	vigilBPFProgHandleSysExit         = "handle_sys_exit"
@@ -295,6 +300,8 @@ type vigilBPFProgramSpecs struct {
 	HandleExit            *ebpf.ProgramSpec `ebpf:"handle_exit"`
 	HandleFork            *ebpf.ProgramSpec `ebpf:"handle_fork"`
 	HandleIoUringComplete *ebpf.ProgramSpec `ebpf:"handle_io_uring_complete"`
+	HandleIoUringOverflow *ebpf.ProgramSpec `ebpf:"handle_io_uring_overflow"`
+	HandleIoUringSubmit   *ebpf.ProgramSpec `ebpf:"handle_io_uring_submit"`
 	HandleMigrate         *ebpf.ProgramSpec `ebpf:"handle_migrate"`
 	HandleNewtask         *ebpf.ProgramSpec `ebpf:"handle_newtask"`
 	HandleSysExit         *ebpf.ProgramSpec `ebpf:"handle_sys_exit"`
@@ -393,6 +400,8 @@ type vigilBPFPrograms struct {
 	HandleExit            *ebpf.Program `ebpf:"handle_exit"`
 	HandleFork            *ebpf.Program `ebpf:"handle_fork"`
 	HandleIoUringComplete *ebpf.Program `ebpf:"handle_io_uring_complete"`
+	HandleIoUringOverflow *ebpf.Program `ebpf:"handle_io_uring_overflow"`
+	HandleIoUringSubmit   *ebpf.Program `ebpf:"handle_io_uring_submit"`
 	HandleMigrate         *ebpf.Program `ebpf:"handle_migrate"`
 	HandleNewtask         *ebpf.Program `ebpf:"handle_newtask"`
 	HandleSysExit         *ebpf.Program `ebpf:"handle_sys_exit"`
@@ -404,6 +413,8 @@ func (p *vigilBPFPrograms) Close() error {
 		p.HandleExit,
 		p.HandleFork,
 		p.HandleIoUringComplete,
+		p.HandleIoUringOverflow,
+		p.HandleIoUringSubmit,
 		p.HandleMigrate,
 		p.HandleNewtask,
 		p.HandleSysExit,

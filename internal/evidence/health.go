@@ -34,6 +34,9 @@ type HealthInput struct {
 	// Untracked counts new tasks of the run the kernel could not mark as
 	// such (out of memory): what they did was not captured.
 	Untracked uint64
+	// IOUringUntraced counts io_uring completions of the run the capture
+	// never saw (IOSQE_CQE_SKIP_SUCCESS requests, CQ ring overflows).
+	IOUringUntraced uint64
 	// Coverage is what the capture declares it observes on this host.
 	Coverage wire.Coverage
 	// DecodeErrors counts ring-buffer records user space could not decode;
@@ -98,6 +101,7 @@ func BuildHealth(runID string, in HealthInput) wire.Health {
 		IncompleteParts: maps.Clone(in.IncompleteParts),
 		CompatSyscalls:  kindMap(in.Compat),
 		UntrackedTasks:  in.Untracked,
+		IOUringUntraced: in.IOUringUntraced,
 		Coverage:        normalizedCoverage(in.Coverage),
 		ProgramMisses:   probeMap(in.ProgramMisses),
 		SeqGaps:         in.SeqGaps,
@@ -242,6 +246,9 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 	if n := wire.Total(h.CompatSyscalls); n > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
 	}
+	if h.IOUringUntraced > 0 {
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d io_uring request(s) of the run completed without passing io_uring_complete (submitted with IOSQE_CQE_SKIP_SUCCESS, or past a full CQ ring): what they did may not be recorded", h.IOUringUntraced))
+	}
 	if h.UntrackedTasks > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d new task(s) of the run could not be marked as such in the kernel: what they did was not captured", h.UntrackedTasks))
 	}
@@ -308,6 +315,7 @@ func InputOf(h wire.Health) HealthInput {
 		IncompleteParts:       maps.Clone(h.IncompleteParts),
 		Compat:                copyKinds(h.CompatSyscalls),
 		Untracked:             h.UntrackedTasks,
+		IOUringUntraced:       h.IOUringUntraced,
 		Coverage:              h.Coverage,
 		ProgramMisses:         copyProbes(h.ProgramMisses),
 		DrainProven:           h.Drain.Proven,

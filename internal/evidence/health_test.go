@@ -66,6 +66,8 @@ func TestBuildHealth(t *testing.T) {
 			kernel: "partial", kernelWhy: []string{"2 32-bit (compat) syscalls of the run were counted but not decoded (open: 2)"}, corr: "clean", sdk: "absent"},
 		{name: "untracked tasks", mod: func(in *evidence.HealthInput) { in.Untracked = 1 },
 			kernel: "partial", kernelWhy: []string{"1 new task(s) of the run could not be marked"}, corr: "clean", sdk: "absent"},
+		{name: "io_uring completions not traced", mod: func(in *evidence.HealthInput) { in.IOUringUntraced = 3 },
+			kernel: "partial", kernelWhy: []string{"3 io_uring request(s) of the run completed without passing io_uring_complete"}, corr: "clean", sdk: "absent"},
 		{name: "covered class not attached", mod: func(in *evidence.HealthInput) {
 			in.Coverage.Covered[0].Attached = false
 		}, kernel: "partial", kernelWhy: []string{"covered class exec has no attached hook (tp_btf/sched_process_exec)"}, corr: "clean", sdk: "absent"},

@@ -44,11 +44,13 @@ type CaptureResult struct {
 	// Compat counts 32-bit syscalls of the run, not decoded.
 	Compat map[wire.Kind]uint64
 	// Untracked counts new tasks the kernel could not mark as the run's.
-	Untracked    uint64
-	DecodeErrors uint64
-	DecodeDetail string
-	DrainProven  bool
-	DrainDetail  string
+	Untracked uint64
+	// IOUringUntraced counts io_uring completions the capture never saw.
+	IOUringUntraced uint64
+	DecodeErrors    uint64
+	DecodeDetail    string
+	DrainProven     bool
+	DrainDetail     string
 	// ProgramMisses counts, per probe, runs the kernel skipped because
 	// another BPF program was running on the CPU.
 	ProgramMisses map[string]uint64

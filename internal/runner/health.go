@@ -29,6 +29,7 @@ func healthInput(absent string, probes []wire.Probe, cov wire.Coverage, cr *Capt
 	in.AfterClose = cr.AfterClose
 	in.Compat = cr.Compat
 	in.Untracked = cr.Untracked
+	in.IOUringUntraced = cr.IOUringUntraced
 	in.DecodeErrors = cr.DecodeErrors
 	in.DecodeDetail = cr.DecodeDetail
 	in.ProgramMisses = cr.ProgramMisses

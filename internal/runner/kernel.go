@@ -56,7 +56,11 @@ func (k kernelCapture) Coverage() wire.Coverage {
 	covered, uncovered := k.c.Coverage()
 	var cov wire.Coverage
 	for _, c := range covered {
-		cov.Covered = append(cov.Covered, wire.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: attached[c.Hook], Source: c.Source})
+		on := attached[c.Hook]
+		for _, h := range c.Also {
+			on = on && attached[h]
+		}
+		cov.Covered = append(cov.Covered, wire.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: on, Source: c.Source})
 	}
 	for _, u := range uncovered {
 		cov.NotCovered = append(cov.NotCovered, wire.UncoveredClass{Class: u.Class, Why: u.Why})
@@ -74,19 +78,20 @@ func (k kernelCapture) Finish(ctx context.Context) (*CaptureResult, error) {
 		detail = "ring buffer empty and every emitted record read"
 	}
 	return &CaptureResult{
-		Emitted:       r.Emitted,
-		Drops:         r.Drops,
-		RingFull:      r.RingFull,
-		SlotsBusy:     r.SlotsBusy,
-		AfterClose:    r.Late,
-		Compat:        r.Compat,
-		Untracked:     r.Untracked,
-		DecodeErrors:  r.DecodeErrors,
-		DecodeDetail:  r.DecodeDetail,
-		DrainProven:   r.DrainProven,
-		DrainDetail:   detail,
-		ProgramMisses: r.ProgramMisses,
-		Programs:      programs(k.c.Programs()),
+		Emitted:         r.Emitted,
+		Drops:           r.Drops,
+		RingFull:        r.RingFull,
+		SlotsBusy:       r.SlotsBusy,
+		AfterClose:      r.Late,
+		Compat:          r.Compat,
+		Untracked:       r.Untracked,
+		IOUringUntraced: r.IOUringUntraced,
+		DecodeErrors:    r.DecodeErrors,
+		DecodeDetail:    r.DecodeDetail,
+		DrainProven:     r.DrainProven,
+		DrainDetail:     detail,
+		ProgramMisses:   r.ProgramMisses,
+		Programs:        programs(k.c.Programs()),
 	}, nil
 }
 

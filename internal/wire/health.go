@@ -53,9 +53,14 @@ type Health struct {
 	// counts under each. From HealthSchema v3 on, ReadFaults counts those
 	// events and IncompleteParts is present when it is not 0; a v2
 	// document has ReadFaults alone, from the capture's own count.
-	IncompleteParts   map[string]uint64 `json:"incomplete_parts,omitempty"`
-	CompatSyscalls    map[Kind]uint64   `json:"compat_syscalls"`
-	UntrackedTasks    uint64            `json:"untracked_tasks"`
+	IncompleteParts map[string]uint64 `json:"incomplete_parts,omitempty"`
+	CompatSyscalls  map[Kind]uint64   `json:"compat_syscalls"`
+	UntrackedTasks  uint64            `json:"untracked_tasks"`
+	// IOUringUntraced counts io_uring requests of the run whose
+	// completion the capture never saw (submitted with
+	// IOSQE_CQE_SKIP_SUCCESS, or completed past a full CQ ring); absent
+	// when none, and in archives recorded before it was counted.
+	IOUringUntraced   uint64            `json:"io_uring_untraced,omitempty"`
 	ProgramMisses     map[string]uint64 `json:"program_misses"`
 	SeqGaps           uint64            `json:"seq_gaps"`
 	Drain             Drain             `json:"drain"`

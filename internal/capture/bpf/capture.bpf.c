@@ -1023,6 +1023,35 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 #define VIGIL_IORING_OP_OPENAT 18
 #define VIGIL_IORING_OP_OPENAT2 28
 
+/* io_uring completions io_uring_complete never sees, counted (health
+ * io_uring_untraced) so that a record does not call itself complete
+ * without them: a request submitted with IOSQE_CQE_SKIP_SUCCESS posts no
+ * completion when it succeeds (counted at submission, whatever its
+ * outcome), and a completion past a full CQ ring is queued without
+ * passing io_uring_complete. */
+#define VIGIL_REQ_F_CQE_SKIP (1U << 6) /* REQ_F_CQE_SKIP_BIT = IOSQE_CQE_SKIP_SUCCESS_BIT */
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(handle_io_uring_submit, void *req_)
+{
+	__u32 gen = session.gen;
+	if (!req_ || !current_tracked(gen))
+		return 0;
+	struct io_kiocb *req = req_;
+	if (BPF_CORE_READ(req, flags) & VIGIL_REQ_F_CQE_SKIP)
+		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_cqe_overflow")
+int BPF_PROG(handle_io_uring_overflow, void *ctx_)
+{
+	__u32 gen = session.gen;
+	if (current_tracked(gen))
+		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+	return 0;
+}
+
 /* Completions of requests of the run's rings. The submitting task, or an
  * io_uring worker of it (tracked from task_newtask), completes them. The
  * opcode and result are recorded, and for an open the file; the other

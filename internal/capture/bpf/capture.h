@@ -44,6 +44,8 @@ enum vigil_hook {
 	VIGIL_HOOK_TASK_NEWTASK,
 	VIGIL_HOOK_SYS_EXIT,
 	VIGIL_HOOK_IO_URING_COMPLETE,
+	VIGIL_HOOK_IO_URING_SUBMIT_REQ,
+	VIGIL_HOOK_IO_URING_CQE_OVERFLOW,
 	VIGIL_NHOOKS,
 };
 
@@ -68,6 +70,7 @@ enum vigil_counter_class {
 	VIGIL_C_LATE,       /* a tracked task acted after the capture closed */
 	VIGIL_C_UNTRACKED,  /* a task could not be marked as tracked */
 	VIGIL_C_COMPAT,     /* a 32-bit (compat) syscall, not decoded */
+	VIGIL_C_UNTRACED,   /* an io_uring completion io_uring_complete never sees */
 	VIGIL_NCLASSES,
 };
 

@@ -220,6 +220,9 @@ struct io_cqe {
 
 struct io_kiocb {
 	__u8 opcode;
+	/* io_req_flags_t: 32 or 64 bits by kernel; the low 32 hold the
+	 * IOSQE-mapped bits (little-endian read). */
+	__u32 flags;
 	struct io_cqe cqe;
 };
 
