@@ -34,9 +34,9 @@ distinct_paths, files_read, files_written, files_created, open_failures,
 files_deleted, execs, network, network_sent, network_local, tool_calls
 [{tool_call_id, tool_name, status, completed, duration_ns, kernel_events,
 by_kind}], unattributed_events, and when there are any incomplete_events
-[{seq, kind, pid, comm, parts}] and unrecorded_io_uring {op: count}, the
-io_uring operations that acted on files or addresses the record does not
-name).
+[{seq, kind, pid, comm, parts}] and unrecorded {operation: count}, the
+events that acted on files or addresses the record does not name, such as
+io_uring operations whose arguments the capture does not decode).
 
 --html FILE also writes one self-contained page for the run (no external
 assets, opens offline in any browser): a health and coverage banner, a

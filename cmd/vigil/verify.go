@@ -99,9 +99,9 @@ scratch file failed.`,
 				misses += n
 			}
 			unrecorded := ""
-			if n := b.UnrecordedIOUring(); n > 0 {
+			if n := b.Unrecorded(); n > 0 {
 				// Complete as captured, yet actions a reader cannot see.
-				unrecorded = fmt.Sprintf(" unrecorded_io_uring=%d", n)
+				unrecorded = fmt.Sprintf(" unrecorded=%d", n)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %s %s kernel_layer=%s cgroup_correlation=%s sdk_layer=%s events=%d ringbuf_drops=%d read_faults=%d program_misses=%d%s signature=%s\n",
 				b.Run.RunID, path, h.KernelLayer.Status, h.CgroupCorrelation.Status, h.SDKLayer.Status, b.Events(), h.RingbufDrops.Total, h.ReadFaults, misses, unrecorded, signatureStatus(a, key))

@@ -58,10 +58,10 @@ type Side struct {
 	CgroupCorrelation wire.CorrelationStatus `json:"cgroup_correlation"`
 	SDKLayer          wire.SDKStatus         `json:"sdk_layer"`
 	Events            int                    `json:"events"`
-	// UnrecordedIOUring counts the io_uring completions that acted on an
-	// object the record does not name (evidence.Unrecorded): what they
-	// did cannot show as a difference.
-	UnrecordedIOUring int `json:"unrecorded_io_uring"`
+	// Unrecorded counts the events that acted on an object the record
+	// does not name (evidence.Unrecorded): what they did cannot show as
+	// a difference.
+	Unrecorded int `json:"unrecorded"`
 }
 
 // Change is one field that differs between the runs.
@@ -165,12 +165,12 @@ func side(in Input) Side {
 		CgroupCorrelation: b.Health.CgroupCorrelation.Status,
 		SDKLayer:          b.Health.SDKLayer.Status,
 		Events:            len(b.Kernel),
-		UnrecordedIOUring: int(b.UnrecordedIOUring()),
+		Unrecorded:        int(b.Unrecorded()),
 	}
 }
 
 func incomplete(s Side) bool {
-	return s.KernelLayer != wire.LayerComplete || s.CgroupCorrelation != wire.CorrelationClean || s.UnrecordedIOUring > 0
+	return s.KernelLayer != wire.LayerComplete || s.CgroupCorrelation != wire.CorrelationClean || s.Unrecorded > 0
 }
 
 func healthChanges(a, b *evidence.Bundle) []Change {

@@ -134,10 +134,10 @@ func TestCompareUnrecordedIOUringIsIncomplete(t *testing.T) {
 	b := evidencetest.WithExtra(20, 0, "", wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
 		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Res: 0}})
 	r := Compare(Input{"a", a}, Input{"b", b}, Options{Rules: DefaultRules()})
-	if !r.Incomplete || r.A.UnrecordedIOUring != 0 || r.B.UnrecordedIOUring != 1 {
-		t.Fatalf("incomplete %v, unrecorded A %d B %d", r.Incomplete, r.A.UnrecordedIOUring, r.B.UnrecordedIOUring)
+	if !r.Incomplete || r.A.Unrecorded != 0 || r.B.Unrecorded != 1 {
+		t.Fatalf("incomplete %v, unrecorded A %d B %d", r.Incomplete, r.A.Unrecorded, r.B.Unrecorded)
 	}
-	if txt := r.Text(); !strings.Contains(txt, "(1 io_uring operations on objects not recorded)") || !strings.Contains(txt, "warning: a record is incomplete") {
+	if txt := r.Text(); !strings.Contains(txt, "(1 events on objects not recorded)") || !strings.Contains(txt, "warning: a record is incomplete") {
 		t.Errorf("text:\n%s", txt)
 	}
 }

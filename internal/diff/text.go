@@ -13,8 +13,8 @@ func (r Result) Text() string {
 	sideLine := func(tag string, s Side) {
 		fmt.Fprintf(&b, "%s  %s  run %s: %s; kernel layer %s, cgroup correlation %s, sdk layer %s, %d events",
 			tag, s.Archive, s.RunID, outcomeText(s), s.KernelLayer, s.CgroupCorrelation, s.SDKLayer, s.Events)
-		if s.UnrecordedIOUring > 0 {
-			fmt.Fprintf(&b, " (%d io_uring operations on objects not recorded)", s.UnrecordedIOUring)
+		if s.Unrecorded > 0 {
+			fmt.Fprintf(&b, " (%d events on objects not recorded)", s.Unrecorded)
 		}
 		b.WriteString("\n")
 	}

@@ -124,6 +124,9 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
 		o := e.Open
+		if o.File == nil && o.Syscall == "open_by_handle_at" {
+			return out // no name to act on: Unrecorded counts it
+		}
 		if o.Ret < 0 || o.File == nil {
 			return appendOpen(out, namePath(o.Name), true, o.Access, o.Create, o.Truncate, o.Append)
 		}
@@ -203,33 +206,50 @@ var ioUringUnrecorded = map[string][]Op{
 	"send": {OpSend}, "sendmsg": {OpSend}, "send_zc": {OpSend}, "sendmsg_zc": {OpSend},
 }
 
-// Unrecorded says what e did that the record cannot show as Actions:
-// the Ops of an io_uring operation whose object is not decoded (ops; a
-// failed io_uring open may have been a read, write or create attempt, and
-// one recorded before opens said whether they created their file may
-// have been a creation),
-// whether it failed (an attempt), and whether its opcode is one vigil
-// cannot name (unknown: it may have done anything). Other events return
-// nothing: what they did is in their Actions.
-func Unrecorded(e *wire.Kernel) (ops []Op, failed, unknown bool) {
+// Unrecorded says what e did that the record cannot show as Actions: what
+// names the operation ("io_uring unlinkat", "open_by_handle_at"; "" when
+// there is nothing), ops are the Ops it may have performed on an object
+// the capture does not name (an io_uring operation whose arguments it
+// does not decode; an io_uring open that failed, went to the fixed-file
+// table or was recorded before opens said whether they created their
+// file; an open by handle without a file), failed says it failed (an
+// attempt), and unknown that its io_uring opcode is one vigil cannot
+// name (it may have done anything). Other events' actions are all in
+// Actions.
+func Unrecorded(e *wire.Kernel) (what string, ops []Op, failed, unknown bool) {
+	if o := e.Open; o != nil {
+		if o.File == nil && o.Syscall == "open_by_handle_at" {
+			// A handle names no path: a failed one (or one whose file
+			// was not resolved) tried a file the record cannot show.
+			return o.Syscall, []Op{OpRead, OpWrite, OpCreate}, o.Ret < 0, false
+		}
+		return "", nil, false, false
+	}
 	u := e.IOUring
 	if u == nil {
-		return nil, false, false
+		return "", nil, false, false
 	}
-	failed = u.Res < 0
+	// The opcode, not the op text, says what the request did (verify
+	// holds op to the opcode's name).
+	op := wire.IOUringOp(u.Opcode)
+	what = "io_uring " + op
+	failed = u.Res < 0 && !(op == "connect" && u.Res == einprogress)
 	switch {
-	case u.Op == "openat" || u.Op == "openat2":
+	case op == "openat" || op == "openat2":
 		switch {
 		case failed || u.File == nil:
-			return []Op{OpRead, OpWrite, OpCreate}, failed, false
+			return what, []Op{OpRead, OpWrite, OpCreate}, failed, false
 		case u.Created == nil:
 			// Recorded before opens said whether they created their
 			// file: a creation would not show.
-			return []Op{OpCreate}, false, false
+			return what, []Op{OpCreate}, false, false
 		}
-		return nil, false, false
-	case strings.HasPrefix(u.Op, "op_"):
-		return nil, failed, true
+		return "", nil, false, false
+	case strings.HasPrefix(op, "op_"):
+		return what, nil, failed, true
 	}
-	return ioUringUnrecorded[u.Op], failed, false
+	if ops = ioUringUnrecorded[op]; ops == nil {
+		return "", nil, false, false
+	}
+	return what, ops, failed, false
 }

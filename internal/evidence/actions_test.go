@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -83,13 +84,19 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 	}{
 		{wire.IOUring{Op: "unlinkat", Res: 0}, []Op{OpDelete}, false, false},
 		{wire.IOUring{Op: "connect", Res: -111}, []Op{OpConnect}, true, false},
+		{wire.IOUring{Op: "connect", Res: -115}, []Op{OpConnect}, false, false}, // in progress: done, not failed
+		{wire.IOUring{Op: "openat", Res: 0, Direct: true}, []Op{OpRead, OpWrite, OpCreate}, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}, nil, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, []Op{OpCreate}, false, false},
 		{wire.IOUring{Op: "openat2", Res: -2}, []Op{OpRead, OpWrite, OpCreate}, true, false},
 		{wire.IOUring{Op: "read", Res: 10}, nil, false, false},
 		{wire.IOUring{Op: wire.IOUringOp(250), Res: 0}, nil, false, true},
 	} {
-		ops, failed, unknown := Unrecorded(&wire.Kernel{Kind: wire.KindIOUring, IOUring: &c.u})
+		c.u.Opcode = opcodeOf(c.u.Op)
+		what, ops, failed, unknown := Unrecorded(&wire.Kernel{Kind: wire.KindIOUring, IOUring: &c.u})
+		if wantWhat := "io_uring " + c.u.Op; (len(c.ops) > 0 || c.unknown) && what != wantWhat || !(len(c.ops) > 0 || c.unknown) && what != "" {
+			t.Errorf("%s: what %q", c.u.Op, what)
+		}
 		if !slices.Equal(ops, c.ops) || failed != c.failed || unknown != c.unknown {
 			t.Errorf("%s (res %d): %v %v %v, want %v %v %v", c.u.Op, c.u.Res, ops, failed, unknown, c.ops, c.failed, c.unknown)
 		}
@@ -100,13 +107,43 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 // does, so verify (which folds) and inspect (which holds) agree.
 func TestDigestCountsUnrecorded(t *testing.T) {
 	ring := func(op string, res int64) wire.Kernel {
-		return wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Op: op, Res: res}}
+		return wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: opcodeOf(op), Op: op, Res: res}}
 	}
 	k := []wire.Kernel{ring("unlinkat", 0), ring("read", 3), ring("connect", -111), ring("op_250", 0), {Kind: wire.KindOpen, Open: &wire.Open{}}}
 	d := NewDigest()
 	d.Add(k)
-	held := (&Bundle{Kernel: k}).UnrecordedIOUring()
+	held := (&Bundle{Kernel: k}).Unrecorded()
 	if d.Unrecorded() != 3 || held != 3 {
 		t.Fatalf("digest counts %d, held layer %d; want 3", d.Unrecorded(), held)
+	}
+}
+
+// opcodeOf is the io_uring opcode named op (op_<n> for n).
+func opcodeOf(op string) uint32 {
+	if i := slices.Index(wire.IOUringOps, op); i >= 0 {
+		return uint32(i)
+	}
+	var n uint32
+	fmt.Sscanf(op, "op_%d", &n)
+	return n
+}
+
+// An open by handle that names no file is an open the record cannot show
+// (read, write or create, an attempt when it failed), not an action on
+// the empty path.
+func TestOpenByHandleWithoutFile(t *testing.T) {
+	failed := wire.Kernel{Kind: wire.KindOpen, Open: &wire.Open{Syscall: "open_by_handle_at", Ret: -13, Access: wire.AccessRead,
+		Name: wire.Name{Missing: true}}}
+	if acts := Actions(&failed, nil); len(acts) != 0 {
+		t.Errorf("actions %+v, want none", acts)
+	}
+	what, ops, isFailed, unknown := Unrecorded(&failed)
+	if what != "open_by_handle_at" || !slices.Equal(ops, []Op{OpRead, OpWrite, OpCreate}) || !isFailed || unknown {
+		t.Errorf("unrecorded %q %v %v %v", what, ops, isFailed, unknown)
+	}
+	opened := failed
+	opened.Open = &wire.Open{Syscall: "open_by_handle_at", Ret: 3, Access: wire.AccessRead, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}
+	if what, _, _, _ := Unrecorded(&opened); what != "" || len(Actions(&opened, nil)) != 1 {
+		t.Errorf("an open by handle with its file: unrecorded %q, actions %+v", what, Actions(&opened, nil))
 	}
 }

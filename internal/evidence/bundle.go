@@ -179,17 +179,18 @@ func (b *Bundle) Events() uint64 {
 	return uint64(len(b.Kernel))
 }
 
-// UnrecordedIOUring is how many of the kernel layer's events acted on an
-// object the record does not name (Unrecorded): io_uring operations whose
-// path or address the capture does not decode. A record can be complete
-// and still hold such events; check, diff, inspect and verify say so.
-func (b *Bundle) UnrecordedIOUring() uint64 {
+// Unrecorded is how many of the kernel layer's events acted on an object
+// the record does not name (the function Unrecorded): io_uring operations
+// whose path or address the capture does not decode, an open by handle
+// that names no file. A record can be complete and still hold such
+// events; check, diff, inspect and verify say so.
+func (b *Bundle) Unrecorded() uint64 {
 	if b.Streamed != nil {
 		return b.Streamed.Unrecorded()
 	}
 	var n uint64
 	for i := range b.Kernel {
-		if ops, _, unknown := Unrecorded(&b.Kernel[i]); len(ops) > 0 || unknown {
+		if what, _, _, _ := Unrecorded(&b.Kernel[i]); what != "" {
 			n++
 		}
 	}

@@ -231,8 +231,8 @@ func (d *Digest) add(e *wire.Kernel) {
 			d.firstDefect = fmt.Sprintf("line %d (seq %d): %s", d.events, e.Seq, bad)
 		}
 	}
-	if e.IOUring != nil {
-		if ops, _, unknown := Unrecorded(e); len(ops) > 0 || unknown {
+	if e.IOUring != nil || e.Open != nil {
+		if what, _, _, _ := Unrecorded(e); what != "" {
 			d.unrecorded++
 		}
 	}
@@ -259,8 +259,7 @@ func (d *Digest) add(e *wire.Kernel) {
 func (d *Digest) Events() uint64 { return d.events }
 
 // Unrecorded is how many events acted on an object the record does not
-// name (the function Unrecorded: io_uring operations whose arguments the
-// capture does not decode).
+// name (the function Unrecorded).
 func (d *Digest) Unrecorded() uint64 { return d.unrecorded }
 
 // Incomplete is how many events lack a part (Kernel.Incomplete), and per

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"vigil/internal/wire"
@@ -56,17 +57,23 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 		named(e.FileOp.Name)
 		named(e.FileOp.NewName)
 	case e.IOUring != nil:
-		resolved(e.IOUring.File)
-		if u := e.IOUring; u.Direct && hidden == "" && (u.File != nil || u.Created != nil || u.Res < 0 || (u.Op != "openat" && u.Op != "openat2")) {
+		u := e.IOUring
+		resolved(u.File)
+		// What the event did is read from its opcode (Unrecorded); op must
+		// be that opcode's name, as the capture wrote it (or op_<n>, from
+		// a vigil that did not know the name yet).
+		name := wire.IOUringOp(u.Opcode)
+		open := name == "openat" || name == "openat2"
+		switch {
+		case hidden != "":
+		case u.Op != name && u.Op != "op_"+strconv.FormatUint(uint64(u.Opcode), 10):
+			hidden = fmt.Sprintf("io_uring op %q is not the name of opcode %d (%s)", u.Op, u.Opcode, name)
+		case u.Direct && (!open || u.Res < 0 || u.File != nil || u.Created != nil || u.Access != "" || u.Ino != 0 || u.Dev != 0):
 			hidden = "only a completed io_uring open without a resolved file can be direct"
-		}
-		if u := e.IOUring; u.Created != nil && hidden == "" {
-			switch {
-			case u.Op != "openat" && u.Op != "openat2":
-				hidden = "an io_uring " + u.Op + " says whether it created a file"
-			case u.File == nil || u.Res < 0:
-				hidden = "an io_uring completion without an opened file says whether it created one"
-			}
+		case u.Created != nil && !open:
+			hidden = "an io_uring " + u.Op + " says whether it created a file"
+		case u.Created != nil && (u.File == nil || u.Res < 0):
+			hidden = "an io_uring completion without an opened file says whether it created one"
 		}
 	}
 	return path, name, argv, hidden

@@ -51,10 +51,10 @@ type Summary struct {
 	// Incomplete are the first events that lack a part (their
 	// "incomplete"), at most the requested number; health counts them all.
 	Incomplete []IncompleteEvent `json:"incomplete_events,omitempty"`
-	// Unrecorded counts, by io_uring operation, the completions that
-	// acted on an object the record does not name (Unrecorded: a path
-	// or address the capture does not decode), failed ones included.
-	Unrecorded map[string]uint64 `json:"unrecorded_io_uring,omitempty"`
+	// Unrecorded counts, by operation ("io_uring unlinkat"), the events
+	// that acted on an object the record does not name (Unrecorded),
+	// failed ones included.
+	Unrecorded map[string]uint64 `json:"unrecorded,omitempty"`
 }
 
 // IncompleteEvent names one event that lacks a part, and which.
@@ -116,11 +116,11 @@ func Summarize(b *Bundle, top int) Summary {
 		if e := &b.Kernel[i]; len(e.Incomplete) > 0 && len(s.Incomplete) < top {
 			s.Incomplete = append(s.Incomplete, IncompleteEvent{Seq: e.Seq, Kind: e.Kind, PID: e.PID, Comm: e.Comm, Parts: e.Incomplete})
 		}
-		if ops, _, unknown := Unrecorded(&b.Kernel[i]); len(ops) > 0 || unknown {
+		if what, _, _, _ := Unrecorded(&b.Kernel[i]); what != "" {
 			if s.Unrecorded == nil {
 				s.Unrecorded = map[string]uint64{}
 			}
-			s.Unrecorded[b.Kernel[i].IOUring.Op]++
+			s.Unrecorded[what]++
 		}
 		if o := b.Kernel[i].Open; o != nil {
 			if o.File != nil {

@@ -3,6 +3,7 @@ package evidence_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,21 +100,22 @@ func TestSummarize(t *testing.T) {
 // counted by operation and shown; io_uring reads and decoded opens are not.
 func TestSummarizeUnrecordedIOUring(t *testing.T) {
 	ring := func(op string, res int64, file *wire.ResolvedPath) wire.Kernel {
-		return wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete", IOUring: &wire.IOUring{Op: op, Res: res, File: file}}
+		return wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+			IOUring: &wire.IOUring{Opcode: uint32(slices.Index(wire.IOUringOps, op)), Op: op, Res: res, File: file}}
 	}
 	opened := ring("openat", 3, &wire.ResolvedPath{Path: "/w/x"})
 	opened.IOUring.Created = wire.BoolRef(false)
 	b := evidencetest.WithExtra(20, 0, "", ring("unlinkat", 0, nil), ring("unlinkat", -2, nil), ring("connect", 0, nil),
 		ring("read", 4, nil), opened)
 	s := evidence.Summarize(b, 3)
-	if want := map[string]uint64{"unlinkat": 2, "connect": 1}; fmt.Sprint(s.Unrecorded) != fmt.Sprint(want) {
+	if want := map[string]uint64{"io_uring unlinkat": 2, "io_uring connect": 1}; fmt.Sprint(s.Unrecorded) != fmt.Sprint(want) {
 		t.Fatalf("unrecorded %v, want %v", s.Unrecorded, want)
 	}
 	data, _ := json.Marshal(s)
 	if err := wire.Validate("inspect", data); err != nil {
 		t.Fatalf("inspect schema: %v", err)
 	}
-	if text := s.Text(); !strings.Contains(text, "not recorded        io_uring connect 1, unlinkat 2: acted on files or addresses") {
+	if text := s.Text(); !strings.Contains(text, "not recorded        io_uring connect 1, io_uring unlinkat 2: acted on files or addresses") {
 		t.Errorf("text lacks the io_uring operations:\n%s", text)
 	}
 	if s := evidence.Summarize(evidencetest.Bundle(20, 0), 3); s.Unrecorded != nil || strings.Contains(s.Text(), "objects not recorded") {

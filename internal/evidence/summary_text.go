@@ -129,7 +129,7 @@ func (s Summary) Text() string {
 		for _, op := range slices.Sorted(maps.Keys(s.Unrecorded)) {
 			ops = append(ops, fmt.Sprintf("%s %d", op, s.Unrecorded[op]))
 		}
-		p("not recorded        io_uring %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
+		p("not recorded        %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
 	}
 	p("\ntop paths (%d of %d distinct, by opens)\n", len(s.TopPaths), s.DistinctPaths)
 	for _, pc := range s.TopPaths {

@@ -77,6 +77,7 @@ const (
 	AttrCgroupDst         = "vigil.cgroup.dst_path"
 	AttrCgroupInto        = "vigil.cgroup.into_session"
 	AttrIOUringOp         = "vigil.io_uring.op"
+	AttrIOUringDirect     = "vigil.io_uring.direct"
 )
 
 func resourceAttrs(m pcommon.Map, b *evidence.Bundle) {
@@ -182,9 +183,10 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		}
 	case e.Open != nil:
 		o := e.Open
-		if o.File != nil {
+		switch {
+		case o.File != nil:
 			putPath(m, AttrFilePath, o.File)
-		} else {
+		case !o.Name.Missing:
 			m.PutStr(AttrFilePath, o.Name.Path().Text())
 		}
 		m.PutStr(AttrRequested, o.Name.Requested.Text())
@@ -222,6 +224,9 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		}
 		if u.Created != nil {
 			m.PutBool(AttrOpenCreated, *u.Created)
+		}
+		if u.Direct {
+			m.PutBool(AttrIOUringDirect, true)
 		}
 		putResult(m, u.Res)
 	}

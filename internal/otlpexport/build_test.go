@@ -272,7 +272,8 @@ func TestOpenEventAttributes(t *testing.T) {
 func TestIOUringOpenAttributes(t *testing.T) {
 	made := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 5, UserData: 7,
 		File: &wire.ResolvedPath{Path: "/tmp/ring-made"}, Access: wire.AccessWrite, Created: wire.BoolRef(true)}}
-	b := evidencetest.WithExtra(20, 0, "", made)
+	direct := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, UserData: 8, Direct: true}}
+	b := evidencetest.WithExtra(20, 0, "", made, direct)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -286,13 +287,19 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 			m := e.Attributes()
 			found++
+			if _, isDirect := m.Get(AttrIOUringDirect); isDirect {
+				if _, has := m.Get(AttrFilePath); has {
+					t.Errorf("direct io_uring open exported with a path: %v", m.AsRaw())
+				}
+				continue
+			}
 			if v, has := m.Get(AttrOpenCreated); !has || !v.Bool() || strAttr(m, AttrFilePath) != "/tmp/ring-made" || strAttr(m, AttrIOUringOp) != "openat" {
 				t.Errorf("io_uring open exported as %v", m.AsRaw())
 			}
 		}
 	}
-	if found != 1 {
-		t.Fatalf("%d io_uring events exported, want 1", found)
+	if found != 2 {
+		t.Fatalf("%d io_uring events exported, want 2", found)
 	}
 }
 

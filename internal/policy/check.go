@@ -238,25 +238,26 @@ func callsBySeq(b *evidence.Bundle) map[uint64][]CallRef {
 
 // unrecorded counts the events that did something the policy could deny
 // on an object the record does not name (evidence.Unrecorded): io_uring
-// operations whose arguments the capture does not decode.
+// operations whose arguments the capture does not decode, opens by handle
+// without a file.
 type unrecorded struct {
 	deniable []evidence.Op
 	attempts bool
-	// byOp counts, per deniable Op, the events by io_uring operation.
+	// byOp counts, per deniable Op, the events by operation.
 	byOp    map[evidence.Op]map[string]int
 	unknown map[string]int
 }
 
 func (u *unrecorded) add(e *wire.Kernel) {
-	ops, failed, unknown := evidence.Unrecorded(e)
-	if failed && !u.attempts {
-		return // an attempt, and the policy judges none
+	what, ops, failed, unknown := evidence.Unrecorded(e)
+	if what == "" || failed && !u.attempts {
+		return // nothing unseen, or an attempt and the policy judges none
 	}
 	if unknown {
 		if u.unknown == nil {
 			u.unknown = map[string]int{}
 		}
-		u.unknown[e.IOUring.Op]++
+		u.unknown[what]++
 		return
 	}
 	for _, op := range ops {
@@ -269,7 +270,7 @@ func (u *unrecorded) add(e *wire.Kernel) {
 		if u.byOp[op] == nil {
 			u.byOp[op] = map[string]int{}
 		}
-		u.byOp[op][e.IOUring.Op]++
+		u.byOp[op][what]++
 	}
 }
 
@@ -279,11 +280,11 @@ func (u *unrecorded) reasons() []string {
 	var out []string
 	for _, op := range evidence.Ops {
 		for _, name := range slices.Sorted(maps.Keys(u.byOp[op])) {
-			out = append(out, fmt.Sprintf("%s: %d io_uring %s completion(s) whose object is not recorded", op, u.byOp[op][name], name))
+			out = append(out, fmt.Sprintf("%s: %d %s event(s) whose object is not recorded", op, u.byOp[op][name], name))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(u.unknown)) {
-		out = append(out, fmt.Sprintf("%d io_uring completion(s) of an operation vigil cannot name (%s): what they did is not recorded", u.unknown[name], name))
+		out = append(out, fmt.Sprintf("%d %s event(s) of an operation vigil cannot name: what they did is not recorded", u.unknown[name], name))
 	}
 	return out
 }

@@ -242,8 +242,8 @@ func TestCheckCannotPassUndecodedIOUring(t *testing.T) {
 	b := withExtra(40, 2, ring("unlinkat", 36, 0), ring("unlinkat", 36, 0), ring("read", 22, 5), ring("openat", 18, -2), ring("op_250", 250, 0))
 	r := Check(b, must(t, workspacePolicy))
 	want := []string{
-		"delete: 2 io_uring unlinkat completion(s) whose object is not recorded",
-		"1 io_uring completion(s) of an operation vigil cannot name (op_250): what they did is not recorded",
+		"delete: 2 io_uring unlinkat event(s) whose object is not recorded",
+		"1 io_uring op_250 event(s) of an operation vigil cannot name: what they did is not recorded",
 	}
 	if r.Status != StatusIncomplete || r.Complete || !slices.Equal(r.IncompleteReasons, want) {
 		t.Fatalf("reasons %q, want %q\n%s", r.IncompleteReasons, want, r.Text())
@@ -252,8 +252,8 @@ func TestCheckCannotPassUndecodedIOUring(t *testing.T) {
 	// read) could have been a denied read, write or create.
 	attempts := strings.Replace(workspacePolicy, "default: deny\n", "default: deny\nattempts: true\n", 1)
 	r = Check(b, must(t, attempts))
-	for _, reason := range []string{"read: 1 io_uring openat completion(s) whose object is not recorded",
-		"write: 1 io_uring openat completion(s) whose object is not recorded", "create: 1 io_uring openat completion(s) whose object is not recorded"} {
+	for _, reason := range []string{"read: 1 io_uring openat event(s) whose object is not recorded",
+		"write: 1 io_uring openat event(s) whose object is not recorded", "create: 1 io_uring openat event(s) whose object is not recorded"} {
 		if !slices.Contains(r.IncompleteReasons, reason) {
 			t.Errorf("attempts judged: reasons %q lack %q", r.IncompleteReasons, reason)
 		}

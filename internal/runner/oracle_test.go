@@ -32,7 +32,7 @@ import (
 // on the failed attempts with their errno.
 
 // straceCalls are the syscalls both sides are compared on.
-const straceCalls = "open,openat,openat2,creat,execve,execveat"
+const straceCalls = "open,openat,openat2,creat,open_by_handle_at,execve,execveat"
 
 // observation is one side's account, as multisets.
 type observation struct {

@@ -383,8 +383,8 @@ func Record(ctx context.Context, o Options) (res *Result, err error) {
 			o.logf("kernel_layer partial: %s", why)
 		}
 	}
-	if n := b.UnrecordedIOUring(); n > 0 {
-		o.logf("%d io_uring operation(s) acted on files or addresses the capture does not decode (vigil inspect lists them; vigil check counts them as unseen)", n)
+	if n := b.Unrecorded(); n > 0 {
+		o.logf("%d event(s) acted on files or addresses the record does not name, such as io_uring operations whose arguments the capture does not decode (vigil inspect lists them; vigil check counts them as unseen)", n)
 	}
 	o.logf("run %s: exit %d; kernel_layer %s, cgroup_correlation %s, %d events, %d drops, %d straggler(s) killed; archive %s",
 		o.RunID, res.ExitCode, res.Phases.KernelLayer, res.Phases.CgroupCorrelation,

@@ -166,10 +166,10 @@ func Build(archive string, b *evidence.Bundle) Page {
 		p.BannerClass = "warn"
 		p.Banner = fmt.Sprintf("incomplete record: kernel layer %s, cgroup correlation %s; actions may be missing",
 			b.Health.KernelLayer.Status, b.Health.CgroupCorrelation.Status)
-	} else if n := b.UnrecordedIOUring(); n > 0 {
+	} else if n := b.Unrecorded(); n > 0 {
 		p.Complete = false
 		p.BannerClass = "warn"
-		p.Banner = fmt.Sprintf("kernel layer complete, cgroup correlation clean, but %d io_uring operation(s) acted on files or addresses the record does not name", n)
+		p.Banner = fmt.Sprintf("kernel layer complete, cgroup correlation clean, but %d event(s) acted on files or addresses the record does not name (vigil inspect lists them)", n)
 	}
 	var t0, t1 uint64
 	if len(b.Kernel) > 0 {

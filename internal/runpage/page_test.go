@@ -43,7 +43,7 @@ func TestBuildCountsWhatTheRunDid(t *testing.T) {
 	// Complete as captured, but a deletion through io_uring names no file.
 	ring := evidencetest.WithExtra(40, 2, "", wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
 		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat"}})
-	if p := Build("run.tar.gz", ring); p.Complete || p.BannerClass != "warn" || !strings.Contains(p.Banner, "1 io_uring operation(s) acted on files or addresses the record does not name") {
+	if p := Build("run.tar.gz", ring); p.Complete || p.BannerClass != "warn" || !strings.Contains(p.Banner, "1 event(s) acted on files or addresses the record does not name") {
 		t.Errorf("io_uring record banner %s %q", p.BannerClass, p.Banner)
 	}
 }

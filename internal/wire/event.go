@@ -172,8 +172,9 @@ type ExecFailed struct {
 type Name struct {
 	Requested Bytes         `json:"requested"`
 	Dir       *ResolvedPath `json:"dir,omitempty"`
-	// Missing: the name could not be read (a bad or null pointer); Dir
-	// is then absent, and the name has no path.
+	// Missing: the name could not be read (a bad or null pointer), or
+	// the call takes none (open_by_handle_at); Dir is then absent, and
+	// the name has no path.
 	Missing bool `json:"missing,omitempty"`
 	// Truncated: the name was longer than the capture keeps (4095
 	// bytes); Requested holds its start.
