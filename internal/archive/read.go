@@ -337,7 +337,8 @@ func drainZeros(r *countingReader) error {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				return archiveErr("truncated gzip stream")
 			}
-			return archiveErr("gzip: %v", err)
+			// klauspost's gzip errors already say "gzip: ".
+			return archiveErr("%s", "gzip: "+strings.TrimPrefix(err.Error(), "gzip: "))
 		}
 	}
 }

@@ -84,7 +84,8 @@ func Parse(data []byte) (*Policy, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil && strings.Contains(err.Error(), "unknown field") {
-		return nil, oneLineErr(err)
+		// The document may be YAML: the decoder's "json: " says nothing.
+		return nil, errors.New(strings.TrimPrefix(oneLine(err), "json: "))
 	}
 	if err := wire.Validate("policy", js); err != nil {
 		if strings.Contains(err.Error(), "got boolean, want string") {

@@ -49,6 +49,9 @@ func TestParseRejectsBadPolicies(t *testing.T) {
 		if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %q: want one line containing %q", err, c.want)
 		}
+		if strings.HasPrefix(err.Error(), "json: ") {
+			t.Errorf("error %q speaks of JSON about a YAML document", err)
+		}
 	}
 	// JSON is YAML too.
 	if _, err := Parse([]byte(`{"schema":"vigil.policy/v1","default":"allow","rules":[]}`)); err != nil {
