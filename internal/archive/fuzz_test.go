@@ -35,3 +35,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A gzip stream whose trailer does not match says so once, in one line.
+func TestBadGzipChecksumSaysGzipOnce(t *testing.T) {
+	var good bytes.Buffer
+	if err := Encode(&good, evidencetest.Bundle(12, 1)); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Clone(good.Bytes())
+	data[len(data)-8] ^= 0xff // the CRC-32 of the trailer
+	_, err := Decode(bytes.NewReader(data))
+	if err == nil || strings.Count(err.Error(), "gzip") != 1 || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("error %v: want one mention of gzip and the checksum", err)
+	}
+}
