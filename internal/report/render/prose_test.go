@@ -44,3 +44,18 @@ func TestCostTextWithoutInterval(t *testing.T) {
 		t.Errorf("costText = %q", got)
 	}
 }
+
+// From one or two samples no tail ratio is stated; from more it is.
+func TestArmCostsTailNeedsSamples(t *testing.T) {
+	run := func(n int) string {
+		r := &wire.RunSummary{Cells: []*wire.CellSummary{{Cell: wire.Cell{Name: "c"}, Arms: []*wire.ArmSummary{{
+			Arm: "bare", Wall: &wire.Dist{N: n, TailRatio: 1, TailBand: "healthy"}, CPU: &wire.Dist{N: n}}}}}}
+		return strings.Join(armCostsText(r, wire.Finding{Cell: "c"}, 0.95).Evidence, "\n")
+	}
+	if got := run(1); !strings.Contains(got, "no tail from 1 sample(s)") || strings.Contains(got, "p99/median") {
+		t.Errorf("n=1: %s", got)
+	}
+	if got := run(5); !strings.Contains(got, "p99/median 1.00 (healthy)") {
+		t.Errorf("n=5: %s", got)
+	}
+}
