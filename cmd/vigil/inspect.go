@@ -23,7 +23,9 @@ var inspectCmd = &cobra.Command{
 	Use:   "inspect ARCHIVE",
 	Short: "Summarize an evidence archive (health, counts, paths, execs, network, tool calls)",
 	Long: `inspect verifies the archive exactly as "vigil verify" does, then prints a
-summary: observation health with its reasons, events per kind, the most
+summary: observation health with its reasons, events per kind, what the run
+changed in the file system (the first --top paths of each list: created,
+deleted, renamed, directories, links, modes, truncated, written), the most
 opened paths, executed programs, network endpoints and, when the workload
 reported them, its tool calls with the kernel events inside each.
 
@@ -33,10 +35,11 @@ unchanged under "health", total_events, top_paths [{path, opens}],
 distinct_paths, files_read, files_written, files_created, open_failures,
 files_deleted, execs, network, network_sent, network_local, tool_calls
 [{tool_call_id, tool_name, status, completed, duration_ns, kernel_events,
-by_kind}], unattributed_events, and when there are any incomplete_events
-[{seq, kind, pid, comm, parts}] and unrecorded {operation: count}, the
-events that acted on files or addresses the record does not name, such as
-io_uring operations whose arguments the capture does not decode).
+by_kind}], unattributed_events, and when there are any: changes [{list,
+total, paths}], incomplete_events [{seq, kind, pid, comm, parts}] and
+unrecorded {operation: count}, the events that acted on files or addresses
+the record does not name, such as io_uring operations whose arguments the
+capture does not decode).
 
 --html FILE also writes one self-contained page for the run (no external
 assets, opens offline in any browser): a health and coverage banner, a

@@ -55,6 +55,17 @@ type Summary struct {
 	// that acted on an object the record does not name (Unrecorded),
 	// failed ones included.
 	Unrecorded map[string]uint64 `json:"unrecorded,omitempty"`
+	// Changes are what the run changed in the file system, from the
+	// capability surface: each non-empty list with its length and its
+	// first paths (at most the requested number).
+	Changes []ChangeList `json:"changes,omitempty"`
+}
+
+// ChangeList is the start of one capability-surface list of changes.
+type ChangeList struct {
+	List  string       `json:"list"` // the surface's name: files_created, ...
+	Total int          `json:"total"`
+	Paths []wire.Bytes `json:"paths"` // a rename is "FROM -> TO"
 }
 
 // IncompleteEvent names one event that lacks a part, and which.
@@ -110,6 +121,23 @@ func Summarize(b *Bundle, top int) Summary {
 		NetworkSent:  append([]Endpoint{}, b.Surface.NetworkSent...),
 		NetworkLocal: append([]Endpoint{}, b.Surface.NetworkLocal...),
 		ToolCalls:    []CallBrief{},
+	}
+	renames := make([]wire.Bytes, len(b.Surface.FilesRenamed))
+	for i, r := range b.Surface.FilesRenamed {
+		renames[i] = r.From + " -> " + r.To
+	}
+	for _, l := range []struct {
+		name  string
+		paths []wire.Bytes
+	}{
+		{"files_created", b.Surface.FilesCreated}, {"files_deleted", b.Surface.FilesDeleted},
+		{"files_renamed", renames}, {"dirs_created", b.Surface.DirsCreated},
+		{"links_created", b.Surface.LinksCreated}, {"mode_changed", b.Surface.ModeChanged},
+		{"files_truncated", b.Surface.FilesTruncated}, {"files_written", b.Surface.FilesWritten},
+	} {
+		if len(l.paths) > 0 {
+			s.Changes = append(s.Changes, ChangeList{List: l.name, Total: len(l.paths), Paths: l.paths[:min(len(l.paths), max(top, 0))]})
+		}
 	}
 	opens := map[wire.Bytes]uint64{}
 	for i := range b.Kernel {

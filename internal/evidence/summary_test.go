@@ -122,3 +122,39 @@ func TestSummarizeUnrecordedIOUring(t *testing.T) {
 		t.Errorf("a run without io_uring reports %v", s.Unrecorded)
 	}
 }
+
+// inspect says what the run changed, list by list, the first paths of
+// each and how many more.
+func TestSummarizeChanges(t *testing.T) {
+	b := evidencetest.Bundle(40, 0)
+	b.Surface.FilesDeleted = []wire.Bytes{"/w/gone"}
+	b.Surface.FilesRenamed = []evidence.Rename{{From: "/w/a", To: "/w/b"}}
+	s := evidence.Summarize(b, 2)
+	lists := map[string]evidence.ChangeList{}
+	for _, c := range s.Changes {
+		lists[c.List] = c
+	}
+	if c := lists["files_deleted"]; c.Total != 1 || len(c.Paths) != 1 || c.Paths[0] != "/w/gone" {
+		t.Errorf("files_deleted %+v", c)
+	}
+	if c := lists["files_renamed"]; c.Total != 1 || c.Paths[0] != "/w/a -> /w/b" {
+		t.Errorf("files_renamed %+v", c)
+	}
+	if c := lists["files_created"]; c.Total != len(b.Surface.FilesCreated) || len(c.Paths) != 2 {
+		t.Errorf("files_created %+v, surface has %d", c, len(b.Surface.FilesCreated))
+	}
+	if _, ok := lists["dirs_created"]; ok {
+		t.Error("an empty list is shown")
+	}
+	data, _ := json.Marshal(s)
+	if err := wire.Validate("inspect", data); err != nil {
+		t.Fatalf("inspect schema: %v", err)
+	}
+	text := s.Text()
+	for _, want := range []string{"  files_deleted (1)\n    /w/gone\n", "    /w/a -> /w/b\n",
+		fmt.Sprintf("    and %d more (capability-surface.json)\n", len(b.Surface.FilesCreated)-2)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}

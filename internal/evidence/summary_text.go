@@ -131,6 +131,18 @@ func (s Summary) Text() string {
 		}
 		p("not recorded        %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
 	}
+	if len(s.Changes) > 0 {
+		p("\nchanges (the first %d of each list of the capability surface)\n", maxShown(s.Changes))
+		for _, c := range s.Changes {
+			p("  %s (%d)\n", c.List, c.Total)
+			for _, path := range c.Paths {
+				p("    %s\n", path.Text())
+			}
+			if more := c.Total - len(c.Paths); more > 0 {
+				p("    and %d more (capability-surface.json)\n", more)
+			}
+		}
+	}
 	p("\ntop paths (%d of %d distinct, by opens)\n", len(s.TopPaths), s.DistinctPaths)
 	for _, pc := range s.TopPaths {
 		p("  %6d  %s\n", pc.Opens, pc.Path.Text())
@@ -206,4 +218,13 @@ func taskList(refs []wire.TaskRef) string {
 		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm.Text(), r.TID, r.PID)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// maxShown is how many paths the longest shown list has.
+func maxShown(cs []ChangeList) int {
+	n := 0
+	for _, c := range cs {
+		n = max(n, len(c.Paths))
+	}
+	return n
 }
