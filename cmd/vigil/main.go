@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -51,6 +52,17 @@ failure of vigil itself (bad flags or input, missing privileges) exits 125.`,
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func init() {
+	// A bad flag names the subcommand it was given to ("vigil verify:
+	// unknown flag: --bogus"), not just the flag.
+	rootCmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if cmd == rootCmd {
+			return err
+		}
+		return fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), rootCmd.Name()+" "), err)
+	})
+}
 
 func main() {
 	err := rootCmd.Execute()

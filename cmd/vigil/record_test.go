@@ -50,6 +50,8 @@ func TestResidentFlags(t *testing.T) {
 	}{
 		{[]string{"record", "--programs", "pinned", "--archive", arc, "--", "true"}, `--programs "pinned": want auto, resident or load`},
 		{[]string{"resident", "bogus"}, `unknown subcommand "bogus"`},
+		{[]string{"verify", "--bogus", arc}, `verify: unknown flag: --bogus`},
+		{[]string{"resident", "load", "--bogus"}, `resident load: unknown flag: --bogus`},
 		{[]string{"resident", "load", "--ring-size", "3MiB"}, "--ring-size 3MiB: "},
 		{[]string{"resident", "load", "--ring-size", "lots"}, `--ring-size "lots"`},
 		{[]string{"bench", "--programs", "pinned", "--out", filepath.Join(t.TempDir(), "b")}, `--programs "pinned": want load or resident`},
