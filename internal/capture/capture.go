@@ -137,7 +137,7 @@ var probeTable = []probe{
 	// the io_uring class is reported as not covered.
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE, hook: "tp_btf/io_uring_complete", prog: vigilBPFProgHandleIoUringComplete},
 	// The completions io_uring_complete never sees are counted from
-	// these; the io_uring class is covered only with all three.
+	// these; without them, coverage says so (io_uring_untraced).
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ, hook: "tp_btf/io_uring_submit_req", prog: vigilBPFProgHandleIoUringSubmit},
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW, hook: "tp_btf/io_uring_cqe_overflow", prog: vigilBPFProgHandleIoUringOverflow},
 }

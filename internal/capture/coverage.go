@@ -2,7 +2,12 @@
 
 package capture
 
-import "vigil/internal/wire"
+import (
+	"fmt"
+	"strings"
+
+	"vigil/internal/wire"
+)
 
 // ClassCoverage is one operation class the capture records: the hook its
 // events come from, and where the recorded facts come from.
@@ -10,9 +15,6 @@ type ClassCoverage struct {
 	Class  wire.Kind
 	Hook   string
 	Source string
-	// Also are hooks the class needs beside Hook: it is covered only
-	// when they are attached too.
-	Also []string
 }
 
 // Uncovered is an operation class the capture does not record, and why.
@@ -30,27 +32,27 @@ const (
 // record, with its hook. A class whose hook did not attach stays in the
 // list (attached false), so a reader sees what is missing.
 var coverageTable = []ClassCoverage{
-	{wire.KindFork, "tp_btf/sched_process_fork", "every task of the run (followed by descent from the first one, in the kernel) with its parent; io_uring workers from tp_btf/task_newtask", nil},
-	{wire.KindExec, "tp_btf/sched_process_exec", "the executable the kernel opened (path walked from its dentry and mount), the name exec was given, and argv from the new image (first 4096 bytes; argv_truncated beyond)", nil},
-	{wire.KindExecFailed, hookSysExit, "execve/execveat returning an error: errno from the kernel; the name from the caller's memory", nil},
-	{wire.KindExit, "tp_btf/sched_process_exit", "every task of the run, with its exit status", nil},
-	{wire.KindCgroupMigrate, "tp_btf/cgroup_attach_task", "moves of the run's tasks between cgroups, and tasks joining the session cgroup", nil},
-	{wire.KindOpen, hookSysExit, "open/openat/openat2/creat/open_by_handle_at: on success the file the returned descriptor refers to, resolved by the kernel; on failure the requested name (none for a handle) and errno. " + namesNote, nil},
-	{wire.KindUnlink, hookSysExit, "unlink/unlinkat: " + namesNote, nil},
-	{wire.KindRmdir, hookSysExit, "rmdir and unlinkat(AT_REMOVEDIR): " + namesNote, nil},
-	{wire.KindMkdir, hookSysExit, "mkdir/mkdirat with mode: " + namesNote, nil},
-	{wire.KindMknod, hookSysExit, "mknod/mknodat with mode and device: " + namesNote, nil},
-	{wire.KindRename, hookSysExit, "rename/renameat/renameat2, old and new name: " + namesNote, nil},
-	{wire.KindLink, hookSysExit, "link/linkat, old and new name: " + namesNote, nil},
-	{wire.KindSymlink, hookSysExit, "symlink/symlinkat, target and name: " + namesNote, nil},
-	{wire.KindChmod, hookSysExit, "chmod/fchmod/fchmodat/fchmodat2 with the new mode; fchmod's file from its descriptor. " + namesNote, nil},
-	{wire.KindChown, hookSysExit, "chown/fchown/lchown/fchownat with the new owner; fchown's file from its descriptor. " + namesNote, nil},
-	{wire.KindTruncate, hookSysExit, "truncate/ftruncate with the length; ftruncate's file from its descriptor. " + namesNote, nil},
-	{wire.KindConnect, hookSysExit, "connect: the peer from the kernel's socket when it connected or is connecting (inet, inet6); otherwise (unix sockets, failures) the address from the caller's memory", nil},
-	{wire.KindSend, hookSysExit, "sendto/sendmsg naming a destination (UDP, TCP Fast Open, unix datagrams), with the call's result; the destination from the caller's memory, read after the call", nil},
-	{wire.KindBind, hookSysExit, "bind: the local address from the kernel's socket on success, from the caller's memory on failure", nil},
-	{wire.KindListen, hookSysExit, "listen: the local address from the kernel's socket", nil},
-	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel) and whether the open created it; an open into the ring's fixed-file table is marked direct, without its file. Requests whose completion never passes the hook (IOSQE_CQE_SKIP_SUCCESS, a full CQ ring) are counted from tp_btf/io_uring_submit_req and tp_btf/io_uring_cqe_overflow (io_uring_untraced), which makes the kernel layer partial. Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded", []string{"tp_btf/io_uring_submit_req", "tp_btf/io_uring_cqe_overflow"}},
+	{wire.KindFork, "tp_btf/sched_process_fork", "every task of the run (followed by descent from the first one, in the kernel) with its parent; io_uring workers from tp_btf/task_newtask"},
+	{wire.KindExec, "tp_btf/sched_process_exec", "the executable the kernel opened (path walked from its dentry and mount), the name exec was given, and argv from the new image (first 4096 bytes; argv_truncated beyond)"},
+	{wire.KindExecFailed, hookSysExit, "execve/execveat returning an error: errno from the kernel; the name from the caller's memory"},
+	{wire.KindExit, "tp_btf/sched_process_exit", "every task of the run, with its exit status"},
+	{wire.KindCgroupMigrate, "tp_btf/cgroup_attach_task", "moves of the run's tasks between cgroups, and tasks joining the session cgroup"},
+	{wire.KindOpen, hookSysExit, "open/openat/openat2/creat/open_by_handle_at: on success the file the returned descriptor refers to, resolved by the kernel; on failure the requested name (none for a handle) and errno. " + namesNote},
+	{wire.KindUnlink, hookSysExit, "unlink/unlinkat: " + namesNote},
+	{wire.KindRmdir, hookSysExit, "rmdir and unlinkat(AT_REMOVEDIR): " + namesNote},
+	{wire.KindMkdir, hookSysExit, "mkdir/mkdirat with mode: " + namesNote},
+	{wire.KindMknod, hookSysExit, "mknod/mknodat with mode and device: " + namesNote},
+	{wire.KindRename, hookSysExit, "rename/renameat/renameat2, old and new name: " + namesNote},
+	{wire.KindLink, hookSysExit, "link/linkat, old and new name: " + namesNote},
+	{wire.KindSymlink, hookSysExit, "symlink/symlinkat, target and name: " + namesNote},
+	{wire.KindChmod, hookSysExit, "chmod/fchmod/fchmodat/fchmodat2 with the new mode; fchmod's file from its descriptor. " + namesNote},
+	{wire.KindChown, hookSysExit, "chown/fchown/lchown/fchownat with the new owner; fchown's file from its descriptor. " + namesNote},
+	{wire.KindTruncate, hookSysExit, "truncate/ftruncate with the length; ftruncate's file from its descriptor. " + namesNote},
+	{wire.KindConnect, hookSysExit, "connect: the peer from the kernel's socket when it connected or is connecting (inet, inet6); otherwise (unix sockets, failures) the address from the caller's memory"},
+	{wire.KindSend, hookSysExit, "sendto/sendmsg naming a destination (UDP, TCP Fast Open, unix datagrams), with the call's result; the destination from the caller's memory, read after the call"},
+	{wire.KindBind, hookSysExit, "bind: the local address from the kernel's socket on success, from the caller's memory on failure"},
+	{wire.KindListen, hookSysExit, "listen: the local address from the kernel's socket"},
+	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel) and whether the open created it; an open into the ring's fixed-file table is marked direct, without its file. Requests whose completion never passes the hook (IOSQE_CQE_SKIP_SUCCESS, a full CQ ring) are counted from tp_btf/io_uring_submit_req and tp_btf/io_uring_cqe_overflow (io_uring_untraced), which makes the kernel layer partial; where those hooks do not attach, coverage lists io_uring_untraced as not covered. Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded"},
 }
 
 // notCovered lists what the capture does not see, so that "complete" is
@@ -72,5 +74,28 @@ var notCovered = []Uncovered{
 // Coverage is the declared coverage, with the attach state of each
 // class's hook from the probes.
 func (c *Capture) Coverage() ([]ClassCoverage, []Uncovered) {
-	return append([]ClassCoverage(nil), coverageTable...), append([]Uncovered(nil), notCovered...)
+	return append([]ClassCoverage(nil), coverageTable...), uncoveredGiven(c.probes)
+}
+
+// uncoveredGiven is notCovered, plus what the probes that did not attach
+// leave unseen beside their class's own hook.
+func uncoveredGiven(probes []ProbeStatus) []Uncovered {
+	out := append([]Uncovered(nil), notCovered...)
+	state := map[string]ProbeStatus{}
+	for _, p := range probes {
+		state[p.Name] = p
+	}
+	if !state["tp_btf/io_uring_complete"].Attached {
+		return out // the io_uring class is not covered at all
+	}
+	var missing []string
+	for _, h := range []string{"tp_btf/io_uring_submit_req", "tp_btf/io_uring_cqe_overflow"} {
+		if p := state[h]; !p.Attached {
+			missing = append(missing, fmt.Sprintf("%s did not attach (%s)", h, p.Error))
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, Uncovered{wire.UncoveredIOUringUntraced, "io_uring requests whose completion skips io_uring_complete (IOSQE_CQE_SKIP_SUCCESS, a full CQ ring) are neither recorded nor counted: " + strings.Join(missing, "; ")})
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,6 +205,20 @@ var ioUringUnrecorded = map[string][]Op{
 	// A send on a connected socket has no destination of its own; one
 	// on an unconnected socket has one that is not recorded.
 	"send": {OpSend}, "sendmsg": {OpSend}, "send_zc": {OpSend}, "sendmsg_zc": {OpSend},
+}
+
+// IOUringMay says whether an io_uring request can perform op: opens (read,
+// write, create) and the operations of ioUringUnrecorded.
+func IOUringMay(op Op) bool {
+	if slices.Contains(OpKinds[op], wire.KindIOUring) {
+		return true
+	}
+	for _, ops := range ioUringUnrecorded {
+		if slices.Contains(ops, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unrecorded says what e did that the record cannot show as Actions: what

@@ -137,6 +137,12 @@ func TestOpenByHandleWithoutFile(t *testing.T) {
 	if acts := Actions(&failed, nil); len(acts) != 0 {
 		t.Errorf("actions %+v, want none", acts)
 	}
+	if s := BuildSurface([]wire.Kernel{failed}); len(s.OpenFailures) != 0 {
+		t.Errorf("open_failures %q, want none", s.OpenFailures)
+	}
+	if s := Summarize(&Bundle{Kernel: []wire.Kernel{failed}}, 3); s.DistinctPaths != 0 {
+		t.Errorf("top paths %+v, want none", s.TopPaths)
+	}
 	what, ops, isFailed, unknown := Unrecorded(&failed)
 	if what != "open_by_handle_at" || !slices.Equal(ops, []Op{OpRead, OpWrite, OpCreate}) || !isFailed || unknown {
 		t.Errorf("unrecorded %q %v %v %v", what, ops, isFailed, unknown)

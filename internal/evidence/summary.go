@@ -151,9 +151,10 @@ func Summarize(b *Bundle, top int) Summary {
 			s.Unrecorded[what]++
 		}
 		if o := b.Kernel[i].Open; o != nil {
-			if o.File != nil {
+			switch {
+			case o.File != nil:
 				opens[o.File.Path]++
-			} else {
+			case o.Syscall != "open_by_handle_at": // a handle names no path
 				opens[o.Name.Path()]++
 			}
 		}

@@ -351,8 +351,11 @@ func (b *surfaceBuilder) addKey(set uint16) {
 func (b *surfaceBuilder) add(e *wire.Kernel) {
 	paths := b.paths
 	if o := e.Open; o != nil && (o.Ret < 0 || o.File == nil) {
-		// Every failed open, whatever its access (O_PATH too).
-		paths.add(namePath(o.Name), setOpenFailed)
+		// Every failed open, whatever its access (O_PATH too); an open by
+		// handle names no path to list (Unrecorded counts it).
+		if o.Syscall != "open_by_handle_at" {
+			paths.add(namePath(o.Name), setOpenFailed)
+		}
 		return
 	}
 	b.acts = Actions(e, b.acts[:0])

@@ -208,11 +208,15 @@ func incompleteness(b *evidence.Bundle, p *Policy) []string {
 			covered[c.Class] = true
 		}
 	}
+	untraced := slices.ContainsFunc(h.Coverage.NotCovered, func(u wire.UncoveredClass) bool { return u.Class == wire.UncoveredIOUringUntraced })
 	for _, op := range p.deniable() {
 		for _, k := range evidence.OpKinds[op] {
 			if !covered[string(k)] {
 				out = append(out, fmt.Sprintf("%s: event kind %s is not covered by this record", op, k))
 			}
+		}
+		if untraced && covered[string(wire.KindIOUring)] && evidence.IOUringMay(op) {
+			out = append(out, fmt.Sprintf("%s: io_uring requests that skip the completion hook are neither recorded nor counted on this host (%s)", op, wire.UncoveredIOUringUntraced))
 		}
 	}
 	scoped := slices.ContainsFunc(p.Rules, func(r Rule) bool { return r.Tool != "" })

@@ -267,6 +267,17 @@ func TestCheckCannotPassUndecodedIOUring(t *testing.T) {
 	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
 		t.Errorf("%s", r.Text())
 	}
+	// On a host that cannot count completions skipping the hook, an
+	// operation io_uring can do is not complete; exec still is.
+	b = withExtra(40, 2)
+	b.Health.Coverage.NotCovered = append(b.Health.Coverage.NotCovered, wire.UncoveredClass{Class: wire.UncoveredIOUringUntraced, Why: "old kernel"})
+	r = Check(b, must(t, workspacePolicy))
+	if r.Status != StatusIncomplete || !slices.Contains(r.IncompleteReasons, "delete: io_uring requests that skip the completion hook are neither recorded nor counted on this host (io_uring_untraced)") {
+		t.Errorf("reasons %q", r.IncompleteReasons)
+	}
+	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
+		t.Errorf("exec-only policy: %s", r.Text())
+	}
 }
 
 // The SARIF log validates against the OASIS SARIF 2.1.0 schema, as

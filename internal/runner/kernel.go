@@ -56,11 +56,7 @@ func (k kernelCapture) Coverage() wire.Coverage {
 	covered, uncovered := k.c.Coverage()
 	var cov wire.Coverage
 	for _, c := range covered {
-		on := attached[c.Hook]
-		for _, h := range c.Also {
-			on = on && attached[h]
-		}
-		cov.Covered = append(cov.Covered, wire.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: on, Source: c.Source})
+		cov.Covered = append(cov.Covered, wire.CoveredClass{Class: string(c.Class), Hook: c.Hook, Attached: attached[c.Hook], Source: c.Source})
 	}
 	for _, u := range uncovered {
 		cov.NotCovered = append(cov.NotCovered, wire.UncoveredClass{Class: u.Class, Why: u.Why})

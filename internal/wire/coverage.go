@@ -21,6 +21,11 @@ type CoveredClass struct {
 	Source string `json:"source"`
 }
 
+// UncoveredIOUringUntraced is the uncovered class of a host where io_uring
+// completions are recorded but those that skip the completion hook cannot
+// be counted (kernels before about 6.3 lack io_uring_submit_req).
+const UncoveredIOUringUntraced = "io_uring_untraced"
+
 // UncoveredClass is one operation class the capture does not record.
 type UncoveredClass struct {
 	Class string `json:"class"`

@@ -57,9 +57,10 @@ type Health struct {
 	CompatSyscalls  map[Kind]uint64   `json:"compat_syscalls"`
 	UntrackedTasks  uint64            `json:"untracked_tasks"`
 	// IOUringUntraced counts io_uring requests of the run whose
-	// completion the capture never saw (submitted with
-	// IOSQE_CQE_SKIP_SUCCESS, or completed past a full CQ ring); absent
-	// when none, and in archives recorded before it was counted.
+	// completion may not pass the completion hook: submitted with
+	// IOSQE_CQE_SKIP_SUCCESS (counted at submission; one that fails does
+	// post a completion), or completed past a full CQ ring; absent when
+	// none, and in archives recorded before it was counted.
 	IOUringUntraced   uint64            `json:"io_uring_untraced,omitempty"`
 	ProgramMisses     map[string]uint64 `json:"program_misses"`
 	SeqGaps           uint64            `json:"seq_gaps"`
