@@ -84,6 +84,6 @@ naming the entry); 125 the archive could not be read or bad flags.`,
 func init() {
 	inspectCmd.Flags().BoolVar(&inspectFlags.json, "json", false, "print one JSON object (schema vigil.inspect/v2) instead of text")
 	inspectCmd.Flags().StringVar(&inspectFlags.html, "html", "", "also write a self-contained HTML page for the run to FILE")
-	inspectCmd.Flags().IntVar(&inspectFlags.top, "top", 10, "how many of the most-opened paths to list")
+	inspectCmd.Flags().IntVar(&inspectFlags.top, "top", 10, "how many paths to list: of the most opened, of each list of changes, of the incomplete events")
 	rootCmd.AddCommand(inspectCmd)
 }

@@ -132,7 +132,11 @@ func (s Summary) Text() string {
 		p("not recorded        %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
 	}
 	if len(s.Changes) > 0 {
-		p("\nchanges (the first %d of each list of the capability surface)\n", maxShown(s.Changes))
+		if n := maxShown(s.Changes); n > 0 {
+			p("\nchanges (the first %d of each list of the capability surface)\n", n)
+		} else {
+			p("\nchanges (how many in each list of the capability surface)\n")
+		}
 		for _, c := range s.Changes {
 			p("  %s (%d)\n", c.List, c.Total)
 			for _, path := range c.Paths {
