@@ -132,11 +132,7 @@ func (s Summary) Text() string {
 		p("not recorded        %s: acted on files or addresses these counts and the lists below do not show\n", strings.Join(ops, ", "))
 	}
 	if len(s.Changes) > 0 {
-		if n := maxShown(s.Changes); n > 0 {
-			p("\nchanges (the first %d of each list of the capability surface)\n", n)
-		} else {
-			p("\nchanges (how many in each list of the capability surface)\n")
-		}
+		p("\nchanges (each list of the capability surface: how many, then the first paths)\n")
 		for _, c := range s.Changes {
 			p("  %s (%d)\n", c.List, c.Total)
 			for _, path := range c.Paths {
@@ -222,13 +218,4 @@ func taskList(refs []wire.TaskRef) string {
 		parts[i] = fmt.Sprintf("%s (tid %d, pid %d)", r.Comm.Text(), r.TID, r.PID)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// maxShown is how many paths the longest shown list has.
-func maxShown(cs []ChangeList) int {
-	n := 0
-	for _, c := range cs {
-		n = max(n, len(c.Paths))
-	}
-	return n
 }
