@@ -30,9 +30,9 @@ type Result struct {
 	Status string `json:"status"`
 	// Complete: the record shows every action the policy could deny
 	// (kernel layer complete, cgroup correlation clean, every needed
-	// operation class covered, no io_uring operation it could deny on an
-	// object the capture does not decode; an SDK layer for tool-scoped
-	// rules).
+	// operation class covered, no event it could deny on an object the
+	// record does not name (evidence.Unrecorded); an SDK layer for
+	// tool-scoped rules).
 	Complete bool `json:"complete"`
 	// IncompleteReasons say why Complete is false.
 	IncompleteReasons []string `json:"incomplete_reasons"`
