@@ -122,6 +122,9 @@ type probe struct {
 	// required probes are the floor of a capture: without them the run's
 	// tasks or files cannot be followed, and Open fails.
 	required bool
+	// args, where the tracepoint's arguments differ between kernels,
+	// checks this kernel's and prepares the program for them.
+	args argsCheck
 }
 
 var probeTable = []probe{
@@ -135,10 +138,10 @@ var probeTable = []probe{
 	{id: vigilBPFVigilHookVIGIL_HOOK_SYS_EXIT, hook: "tp_btf/sys_exit", prog: vigilBPFProgHandleSysExit, required: true},
 	// Not every kernel has io_uring (or its tracepoints); without them
 	// the io_uring class is reported as not covered.
-	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE, hook: "tp_btf/io_uring_complete", prog: vigilBPFProgHandleIoUringComplete},
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE, hook: "tp_btf/io_uring_complete", prog: vigilBPFProgHandleIoUringComplete, args: checkCompleteArgs},
 	// The completions io_uring_complete never sees are counted from
 	// these; without them, coverage says so (io_uring_untraced).
-	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ, hook: "tp_btf/io_uring_submit_req", prog: vigilBPFProgHandleIoUringSubmit},
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ, hook: "tp_btf/io_uring_submit_req", prog: vigilBPFProgHandleIoUringSubmit, args: checkSubmitArgs},
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW, hook: "tp_btf/io_uring_cqe_overflow", prog: vigilBPFProgHandleIoUringOverflow},
 }
 
@@ -286,12 +289,17 @@ func load(size uint32, stage vigilBPFVigilStage) (coll *ebpf.Collection, missing
 	if err := spec.Variables[vigilBPFVarStopStage].Set(uint32(stage)); err != nil {
 		return nil, nil, fmt.Errorf("capture: set stop stage: %w", err)
 	}
-	// A tracepoint this kernel does not have would fail the whole load:
-	// a required one fails Open, an optional one is left out and
-	// reported by Probes.
+	// A tracepoint this kernel does not have, or whose arguments a
+	// program cannot read, would fail the whole load or be misread: a
+	// required one fails Open, an optional one is left out and reported
+	// by Probes.
 	missing = map[string]string{}
 	for _, p := range probeTable {
-		if err := haveKernelTarget(p); err != nil {
+		fp, err := kernelTarget(p)
+		if err == nil && p.args != nil {
+			err = p.args(spec, fp)
+		}
+		if err != nil {
 			if p.required {
 				return nil, nil, fmt.Errorf("capture: %w: hook %s: %v", ErrNoBPF, p.hook, err)
 			}

@@ -107,16 +107,24 @@ func loadOptions() *ebpf.CollectionOptions {
 	return &ebpf.CollectionOptions{Cache: cache}
 }
 
-// haveKernelTarget reports whether the kernel has the BTF tracepoint p
-// attaches to.
-func haveKernelTarget(p probe) error {
+// kernelTarget finds the prototype of the BTF tracepoint p attaches to:
+// the tracepoint's arguments, after the first (void *__data).
+func kernelTarget(p probe) (*btf.FuncProto, error) {
 	k, err := kernelSpec.get()
 	if err != nil {
-		return fmt.Errorf("kernel BTF: %w", err)
+		return nil, fmt.Errorf("kernel BTF: %w", err)
 	}
 	var td *btf.Typedef
 	if err := k.TypeByName("btf_trace_"+p.target(), &td); err != nil {
-		return fmt.Errorf("this kernel has no tracepoint %s", p.target())
+		return nil, fmt.Errorf("this kernel has no tracepoint %s", p.target())
 	}
-	return nil
+	ptr, ok := btf.UnderlyingType(td.Type).(*btf.Pointer)
+	if !ok {
+		return nil, fmt.Errorf("tracepoint %s: btf_trace_%[1]s is not a function pointer", p.target())
+	}
+	fp, ok := btf.UnderlyingType(ptr.Target).(*btf.FuncProto)
+	if !ok {
+		return nil, fmt.Errorf("tracepoint %s: btf_trace_%[1]s is not a function pointer", p.target())
+	}
+	return fp, nil
 }

@@ -104,6 +104,9 @@ struct {
 volatile const __u64 wakeup_bytes = 0;
 /* enum vigil_stage: only benchmarks set anything but VIGIL_STAGE_ALL. */
 volatile const __u32 stop_stage = VIGIL_STAGE_ALL;
+/* enum vigil_complete_args. The loader refuses a prototype it does not
+ * know rather than let the program read one argument as another. */
+volatile const enum vigil_complete_args complete_args = VIGIL_COMPLETE_CQE;
 
 /* Set by the loader before each session, and by user space when the drain
  * starts (closed): tracked tasks still alive (outside the session cgroup)
@@ -1057,21 +1060,33 @@ int BPF_PROG(handle_io_uring_overflow, void *ctx_)
  * opcode and result are recorded, and for an open the file; the other
  * operations' arguments are not decoded. */
 SEC("tp_btf/io_uring_complete")
-int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, struct io_uring_cqe *cqe)
+int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 {
 	__u32 gen = session.gen;
 	if (!req_ || !current_tracked(gen))
 		return 0;
 	struct io_kiocb *req = req_;
+	long res;
+	__u64 user_data;
+	if (complete_args == VIGIL_COMPLETE_VALUES) {
+		/* Before 6.13 the values come as arguments; the branch not
+		 * taken is dead code the verifier never sees, so the fourth
+		 * argument is read only where the prototype has it. */
+		user_data = (__u64)arg2;
+		res = (int)ctx[3];
+	} else {
+		struct io_uring_cqe *cqe = arg2;
+		user_data = BPF_CORE_READ(cqe, user_data);
+		res = BPF_CORE_READ(cqe, res);
+	}
 	struct slot sl;
 	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE, gen))
 		return 0;
 	struct vigil_iouring *u = &sl.s->body.iouring;
 	__u8 op = BPF_CORE_READ(req, opcode);
-	long res = BPF_CORE_READ(cqe, res);
 	u->opcode = op;
 	u->res = res;
-	u->user_data = BPF_CORE_READ(cqe, user_data);
+	u->user_data = user_data;
 	bool is_open = op == VIGIL_IORING_OP_OPENAT || op == VIGIL_IORING_OP_OPENAT2;
 	__u32 slot = 0;
 	if (is_open && res >= 0 && bpf_core_field_exists(((struct io_open *)0)->file_slot))
