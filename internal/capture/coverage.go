@@ -52,7 +52,7 @@ var coverageTable = []ClassCoverage{
 	{wire.KindSend, hookSysExit, "sendto/sendmsg naming a destination (UDP, TCP Fast Open, unix datagrams), with the call's result; the destination from the caller's memory, read after the call"},
 	{wire.KindBind, hookSysExit, "bind: the local address from the kernel's socket on success, from the caller's memory on failure"},
 	{wire.KindListen, hookSysExit, "listen: the local address from the kernel's socket"},
-	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel) and whether the open created it; an open into the ring's fixed-file table is marked direct, without its file. Requests whose completion never passes the hook (IOSQE_CQE_SKIP_SUCCESS, a full CQ ring) are counted from tp_btf/io_uring_submit_req and tp_btf/io_uring_cqe_overflow (io_uring_untraced), which makes the kernel layer partial; where those hooks do not attach, coverage lists io_uring_untraced as not covered. Other operations' arguments (paths of unlinkat/renameat, addresses of connect/send) are not decoded"},
+	{wire.KindIOUring, "tp_btf/io_uring_complete", "every completed io_uring request of the run: opcode and result; for IORING_OP_OPENAT/OPENAT2, the file opened (resolved by the kernel) and whether the open created it; an open into the ring's fixed-file table is marked direct, without its file; for IORING_OP_CONNECT that connected (or is connecting), the peer from the kernel's socket (inet, inet6). Requests whose completion never passes the hook (IOSQE_CQE_SKIP_SUCCESS, a full CQ ring) are counted from tp_btf/io_uring_submit_req and tp_btf/io_uring_cqe_overflow (io_uring_untraced), which makes the kernel layer partial; where those hooks do not attach, coverage lists io_uring_untraced as not covered. Other operations' arguments (paths of unlinkat/renameat, addresses of send and of failed connects) are not decoded"},
 }
 
 // notCovered lists what the capture does not see, so that "complete" is
@@ -67,7 +67,7 @@ var notCovered = []Uncovered{
 	{"network_namespaces", "addresses are as seen in the task's own network namespace; the namespace is not recorded"},
 	{"mount_namespaces", "resolved paths are relative to the root of the task's mount namespace (a chroot is not subtracted); the namespace is not recorded"},
 	{"failed_file_op_paths", "a name's path is the kernel's resolved directory joined with the name as read from the caller's memory after the call: a thread of the caller that rewrites the name during the call can make it differ from what the kernel used"},
-	{"io_uring_arguments", "io_uring operations other than opens, and opens into the ring's fixed-file table (direct), are recorded by opcode and result only (vigil check counts those a policy could deny as unseen)"},
+	{"io_uring_arguments", "io_uring operations other than opens and connects, opens into the ring's fixed-file table (direct), and connects that failed or are not inet, are recorded by opcode and result only (vigil check counts those a policy could deny as unseen)"},
 	{"kernel_threads", "work done by kernel threads on the run's behalf (other than io_uring workers) is not attributed to the run"},
 }
 

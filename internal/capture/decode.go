@@ -562,6 +562,12 @@ func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 		// flags are not decoded, the file's keep O_TMPFILE.
 		u.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0 || x.F_flags&oTmpfile == oTmpfile)
 	}
+	switch x.Family {
+	case 2:
+		u.Peer = &wire.Peer{Family: "inet", Addr: wire.Bytes(netip.AddrFrom4([4]byte(x.Addr[:4])).String()), Port: x.Port}
+	case 10:
+		u.Peer = &wire.Peer{Family: "inet6", Addr: wire.Bytes(netip.AddrFrom16(x.Addr).String()), Port: x.Port}
+	}
 	ev.IOUring = u
 	return pathCut(cut)
 }

@@ -30,6 +30,7 @@ var v2Helpers = map[string]func(args []string) error{
 	"legacy-open":      legacyOpen,
 	"iouring-open":     ioUringOpen,
 	"iouring-untraced": ioUringUntraced,
+	"iouring-connect":  ioUringConnect,
 	"send":             sendWithDestination,
 	"mutate":           mutate,
 	"exec-fail":        execFail,
@@ -294,6 +295,105 @@ func ioUringOpen(args []string) error {
 		fmt.Println(res, fdPath(int(res)))
 		unix.Close(int(res))
 	}
+	return nil
+}
+
+// ioUringConnect N: connects N sockets through io_uring
+// (IORING_OP_CONNECT), alternately inline and forced onto an io-wq worker,
+// to one of two loopback listeners, through one sockaddr buffer whose port
+// another thread flips between them; then one connect to a closed port.
+// Prints, per request, its user_data and the peer port getpeername
+// reports, or "refused".
+func ioUringConnect(args []string) error {
+	n, _ := strconv.Atoi(args[0])
+	var ports [3]uint16
+	for i := range ports {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		ports[i] = uint16(l.Addr().(*net.TCPAddr).Port)
+		if i == 2 {
+			l.Close() // nothing listens there any more
+			continue
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+	}
+	sa := make([]byte, 16)
+	binary.LittleEndian.PutUint16(sa[0:], unix.AF_INET)
+	copy(sa[4:], []byte{127, 0, 0, 1})
+	binary.BigEndian.PutUint16(sa[2:], ports[0])
+	var stop atomic.Bool
+	flipped := make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for i := 0; !stop.Load(); i++ {
+			binary.BigEndian.PutUint16(sa[2:], ports[i%2])
+		}
+	}()
+	r, err := newTestRing(4)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	connect := func(userData uint64, flags byte) (int, int32, error) {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return -1, 0, err
+		}
+		sqe := r.sqe()
+		sqe[0] = 16 // IORING_OP_CONNECT
+		sqe[1] = flags
+		binary.LittleEndian.PutUint32(sqe[4:], uint32(fd))
+		binary.LittleEndian.PutUint64(sqe[8:], 16) // addr2: the address's length
+		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&sa[0]))))
+		binary.LittleEndian.PutUint64(sqe[32:], userData)
+		if err := r.enter(1, 1); err != nil {
+			unix.Close(fd)
+			return -1, 0, err
+		}
+		return fd, r.reap(), nil
+	}
+	var out strings.Builder
+	for i := range n {
+		fd, res, err := connect(uint64(1000+i), byte(i%2)<<4 /* IOSQE_ASYNC */)
+		if err != nil {
+			return err
+		}
+		if res < 0 {
+			unix.Close(fd)
+			return fmt.Errorf("io_uring connect: %w", unix.Errno(-res))
+		}
+		peer, err := unix.Getpeername(fd)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(&out, 1000+i, peer.(*unix.SockaddrInet4).Port)
+	}
+	stop.Store(true)
+	<-flipped
+	binary.BigEndian.PutUint16(sa[2:], ports[2])
+	fd, res, err := connect(2000, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	if res != -int32(unix.ECONNREFUSED) {
+		return fmt.Errorf("io_uring connect to a closed port: result %d, want ECONNREFUSED", res)
+	}
+	runtime.KeepAlive(sa)
+	fmt.Fprintln(&out, 2000, "refused")
+	fmt.Print(out.String())
 	return nil
 }
 

@@ -200,6 +200,54 @@ func TestLegacyOpenAndCreat(t *testing.T) {
 	}
 }
 
+// io_uring's IORING_OP_CONNECT, inline and on an io-wq worker, through a
+// sockaddr another thread rewrites: every connect that connected records
+// the peer the kernel connected the socket to (getpeername), and the
+// refused one records none.
+func TestIOUringConnectPeer(t *testing.T) {
+	const n = 200
+	out, r, _ := runHelperIn(t, "iouring-connect", strconv.Itoa(n))
+	truth := map[uint64]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		ud, port, _ := strings.Cut(line, " ")
+		u, err := strconv.ParseUint(ud, 10, 64)
+		if err != nil {
+			t.Fatalf("helper output %q", out)
+		}
+		truth[u] = port
+	}
+	if len(truth) != n+1 {
+		t.Fatalf("helper made %d connects, want %d: %q", len(truth), n+1, out)
+	}
+	seen := 0
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		u := e.IOUring
+		want, ok := truth[u.UserData]
+		if u.Op != "connect" || !ok {
+			continue
+		}
+		seen++
+		switch {
+		case want == "refused":
+			if u.Res != -int64(unix.ECONNREFUSED) || u.Peer != nil {
+				t.Errorf("refused io_uring connect recorded as res %d, peer %+v", u.Res, u.Peer)
+			}
+		case u.Res != 0 || u.Peer == nil:
+			t.Errorf("io_uring connect %d recorded as res %d, peer %+v; the kernel connected it to port %s", u.UserData, u.Res, u.Peer, want)
+		case u.Peer.Family != "inet" || u.Peer.Addr != "127.0.0.1" || strconv.Itoa(int(u.Peer.Port)) != want:
+			t.Errorf("io_uring connect %d recorded to %+v, the kernel connected it to 127.0.0.1:%s", u.UserData, *u.Peer, want)
+		}
+	}
+	if seen != n+1 {
+		t.Fatalf("%d io_uring connects recorded, want %d", seen, n+1)
+	}
+	ports := map[string]int{}
+	for _, p := range truth {
+		ports[p]++
+	}
+	t.Logf("connected to ports %v", ports)
+}
+
 // io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.
 func TestIOUringOpen(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "ring-target")

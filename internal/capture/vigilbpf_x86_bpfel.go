@@ -112,7 +112,9 @@ type vigilBPFVigilIouring struct {
 	Dev      uint32
 	F_mode   uint32
 	Direct   uint32
-	Pad      uint32
+	Family   uint16
+	Port     uint16
+	Addr     [16]uint8
 }
 
 type vigilBPFVigilKind uint32

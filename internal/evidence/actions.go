@@ -43,23 +43,25 @@ func (op Op) IsNetwork() bool {
 }
 
 // OpKinds are the kernel event kinds an Op can come from; a record that
-// does not cover one of them cannot show every action of that Op.
+// does not cover one of them cannot show every action of that Op. Every
+// Op an io_uring request can perform (ioUringUnrecorded) lists io_uring:
+// where its hook is not attached, those requests go unseen.
 var OpKinds = map[Op][]wire.Kind{
 	OpRead:     {wire.KindOpen, wire.KindIOUring},
 	OpWrite:    {wire.KindOpen, wire.KindIOUring},
 	OpCreate:   {wire.KindOpen, wire.KindIOUring, wire.KindMknod},
-	OpDelete:   {wire.KindUnlink, wire.KindRmdir},
-	OpMkdir:    {wire.KindMkdir},
-	OpRename:   {wire.KindRename},
-	OpLink:     {wire.KindLink, wire.KindSymlink},
+	OpDelete:   {wire.KindUnlink, wire.KindRmdir, wire.KindIOUring},
+	OpMkdir:    {wire.KindMkdir, wire.KindIOUring},
+	OpRename:   {wire.KindRename, wire.KindIOUring},
+	OpLink:     {wire.KindLink, wire.KindSymlink, wire.KindIOUring},
 	OpChmod:    {wire.KindChmod},
 	OpChown:    {wire.KindChown},
-	OpTruncate: {wire.KindTruncate},
+	OpTruncate: {wire.KindTruncate, wire.KindIOUring},
 	OpExec:     {wire.KindExec, wire.KindExecFailed},
-	OpConnect:  {wire.KindConnect},
-	OpSend:     {wire.KindSend},
-	OpBind:     {wire.KindBind},
-	OpListen:   {wire.KindListen},
+	OpConnect:  {wire.KindConnect, wire.KindIOUring},
+	OpSend:     {wire.KindSend, wire.KindIOUring},
+	OpBind:     {wire.KindBind, wire.KindIOUring},
+	OpListen:   {wire.KindListen, wire.KindIOUring},
 }
 
 // Action is one thing a kernel event says the run did.
@@ -120,7 +122,7 @@ var kindOp = map[wire.Kind]Op{
 
 // Actions appends to out what e says the run did. Events that are no
 // action on an object (fork, exit, cgroup moves, io_uring completions other
-// than opens) append nothing.
+// than opens and connects with their peer) append nothing.
 func Actions(e *wire.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
@@ -143,6 +145,10 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 			// file is the kernel's word, when the event has it.
 			created := u.Created != nil && *u.Created
 			return appendOpen(out, u.File.Path, false, u.Access, created, false, false)
+		}
+		if u := e.IOUring; u.Peer != nil {
+			// A connect's peer, from the kernel's socket.
+			return append(out, Action{Op: OpConnect, Endpoint: Endpoint{Family: u.Peer.Family, Addr: u.Peer.Addr, Port: u.Peer.Port}})
 		}
 	case e.Exec != nil:
 		return append(out, Action{Op: OpExec, Path: e.Exec.File.Path})
@@ -196,8 +202,8 @@ func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, 
 
 // ioUringUnrecorded are the io_uring operations that act on an object
 // the capture does not decode (a path or address passed in the request),
-// by the Op they perform. Opens are decoded when they succeed; a failed
-// one names nothing.
+// by the Op they perform. Opens are decoded when they succeed, and
+// connects when they connect (the peer); a failed one names nothing.
 var ioUringUnrecorded = map[string][]Op{
 	"unlinkat": {OpDelete}, "renameat": {OpRename}, "mkdirat": {OpMkdir},
 	"symlinkat": {OpLink}, "linkat": {OpLink}, "ftruncate": {OpTruncate},
@@ -210,15 +216,7 @@ var ioUringUnrecorded = map[string][]Op{
 // IOUringMay says whether an io_uring request can perform op: opens (read,
 // write, create) and the operations of ioUringUnrecorded.
 func IOUringMay(op Op) bool {
-	if slices.Contains(OpKinds[op], wire.KindIOUring) {
-		return true
-	}
-	for _, ops := range ioUringUnrecorded {
-		if slices.Contains(ops, op) {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(OpKinds[op], wire.KindIOUring)
 }
 
 // Unrecorded says what e did that the record cannot show as Actions: what
@@ -262,6 +260,8 @@ func Unrecorded(e *wire.Kernel) (what string, ops []Op, failed, unknown bool) {
 		return "", nil, false, false
 	case strings.HasPrefix(op, "op_"):
 		return what, nil, failed, true
+	case op == "connect" && u.Peer != nil:
+		return "", nil, false, false // the peer is in Actions
 	}
 	if ops = ioUringUnrecorded[op]; ops == nil {
 		return "", nil, false, false

@@ -33,6 +33,11 @@ func TestActions(t *testing.T) {
 		{net(wire.KindConnect, -111), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
 		{net(wire.KindSend, -1), []Action{{Op: OpSend, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
 		{wire.Kernel{Kind: wire.KindFork, Fork: &wire.Fork{}}, nil},
+		// An io_uring connect with its peer from the kernel's socket is
+		// a connect to it; without one, no action (Unrecorded counts it).
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Peer: &wire.Peer{Family: "inet6", Addr: "::1", Port: 443}}},
+			[]Action{{Op: OpConnect, Endpoint: Endpoint{"inet6", "::1", 443}}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Res: -111}}, nil},
 	}
 	for i, c := range cases {
 		got := Actions(&c.e, nil)
@@ -71,9 +76,16 @@ func TestEventSetEvents(t *testing.T) {
 // Every io_uring operation Unrecorded knows is one the capture names, so
 // a renamed opcode cannot fall silently out of vigil check's account.
 func TestUnrecordedNamesCapturedOps(t *testing.T) {
-	for name := range ioUringUnrecorded {
+	for name, ops := range ioUringUnrecorded {
 		if !slices.Contains(wire.IOUringOps, name) {
 			t.Errorf("io_uring %q is not an op the capture names", name)
+		}
+		// A record without the io_uring hook cannot show these: vigil
+		// check learns it from OpKinds.
+		for _, op := range ops {
+			if !slices.Contains(OpKinds[op], wire.KindIOUring) {
+				t.Errorf("io_uring %s may %s, yet OpKinds[%[2]s] lacks io_uring", name, op)
+			}
 		}
 	}
 	for _, c := range []struct {
@@ -85,6 +97,8 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 		{wire.IOUring{Op: "unlinkat", Res: 0}, []Op{OpDelete}, false, false},
 		{wire.IOUring{Op: "connect", Res: -111}, []Op{OpConnect}, true, false},
 		{wire.IOUring{Op: "connect", Res: -115}, []Op{OpConnect}, false, false}, // in progress: done, not failed
+		{wire.IOUring{Op: "connect", Res: 0, Peer: &wire.Peer{Family: "inet", Addr: "10.0.0.1", Port: 53}}, nil, false, false},
+		{wire.IOUring{Op: "connect", Res: 0}, []Op{OpConnect}, false, false}, // connected, peer not recorded (a unix socket)
 		{wire.IOUring{Op: "openat", Res: 0, Direct: true}, []Op{OpRead, OpWrite, OpCreate}, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}, nil, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, []Op{OpCreate}, false, false},

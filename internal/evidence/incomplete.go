@@ -74,6 +74,8 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 			hidden = "an io_uring " + u.Op + " says whether it created a file"
 		case u.Created != nil && (u.File == nil || u.Res < 0):
 			hidden = "an io_uring completion without an opened file says whether it created one"
+		case u.Peer != nil && (name != "connect" || u.Res != 0 && u.Res != einprogress):
+			hidden = "only an io_uring connect that connected or is connecting has a peer"
 		}
 	}
 	return path, name, argv, hidden

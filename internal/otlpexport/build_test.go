@@ -268,12 +268,13 @@ func TestOpenEventAttributes(t *testing.T) {
 }
 
 // TestIOUringOpenAttributes: an io_uring open carries its file and
-// whether it created it.
+// whether it created it, a connect its peer.
 func TestIOUringOpenAttributes(t *testing.T) {
 	made := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 5, UserData: 7,
 		File: &wire.ResolvedPath{Path: "/tmp/ring-made"}, Access: wire.AccessWrite, Created: wire.BoolRef(true)}}
 	direct := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, UserData: 8, Direct: true}}
-	b := evidencetest.WithExtra(20, 0, "", made, direct)
+	connect := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Res: 0, UserData: 9, Peer: &wire.Peer{Family: "inet6", Addr: "::1", Port: 8443}}}
+	b := evidencetest.WithExtra(20, 0, "", made, direct, connect)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +288,12 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 			m := e.Attributes()
 			found++
+			if strAttr(m, AttrIOUringOp) == "connect" {
+				if strAttr(m, AttrNetPeerAddress) != "::1" || intAttr(t, m, AttrNetPeerPort) != 8443 || strAttr(m, AttrNetType) != "ipv6" || strAttr(m, AttrNetAddrFrom) != "socket" {
+					t.Errorf("io_uring connect exported as %v", m.AsRaw())
+				}
+				continue
+			}
 			if _, isDirect := m.Get(AttrIOUringDirect); isDirect {
 				if _, has := m.Get(AttrFilePath); has {
 					t.Errorf("direct io_uring open exported with a path: %v", m.AsRaw())
@@ -298,8 +305,8 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 		}
 	}
-	if found != 2 {
-		t.Fatalf("%d io_uring events exported, want 2", found)
+	if found != 3 {
+		t.Fatalf("%d io_uring events exported, want 3", found)
 	}
 }
 

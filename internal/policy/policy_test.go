@@ -280,6 +280,40 @@ func TestCheckCannotPassUndecodedIOUring(t *testing.T) {
 	}
 }
 
+// A record whose io_uring hook did not attach (a kernel whose
+// io_uring_complete the capture cannot read) cannot show an io_uring
+// delete or connect, so a policy denying either is not passed; exec is
+// still judged.
+func TestCheckWithoutIOUringHook(t *testing.T) {
+	b := withExtra(40, 2)
+	for i, c := range b.Health.Coverage.Covered {
+		if c.Class == string(wire.KindIOUring) {
+			b.Health.Coverage.Covered[i].Attached = false
+		}
+	}
+	r := Check(b, must(t, workspacePolicy))
+	for _, reason := range []string{"delete: event kind io_uring is not covered by this record", "connect: event kind io_uring is not covered by this record"} {
+		if r.Status != StatusIncomplete || !slices.Contains(r.IncompleteReasons, reason) {
+			t.Errorf("reasons %q lack %q", r.IncompleteReasons, reason)
+		}
+	}
+	onlyExec := "schema: vigil.policy/v1\ndefault: allow\nrules:\n- {name: no-sh, action: deny, ops: [exec], paths: [/bin/sh]}\n"
+	if r := Check(b, must(t, onlyExec)); r.Status != StatusPass {
+		t.Errorf("exec-only policy: %s", r.Text())
+	}
+}
+
+// An io_uring connect with its peer is judged like connect(2): a denied
+// peer is a violation, not an unseen action.
+func TestCheckJudgesIOUringConnect(t *testing.T) {
+	b := withExtra(40, 2, wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
+		IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Peer: &wire.Peer{Family: "inet", Addr: "203.0.113.9", Port: 443}}})
+	r := Check(b, must(t, workspacePolicy))
+	if r.Status != StatusFail || !strings.Contains(r.Text(), "203.0.113.9") {
+		t.Errorf("want a violation naming the peer:\n%s", r.Text())
+	}
+}
+
 // The SARIF log validates against the OASIS SARIF 2.1.0 schema, as
 // published in a Go module's test data.
 func TestSARIFValidatesAgainstTheStandardSchema(t *testing.T) {

@@ -376,6 +376,17 @@ type IOUring struct {
 	// direct descriptor), not in a descriptor of the task; the file is
 	// not resolved (no File).
 	Direct bool `json:"direct,omitempty"`
+	// Peer: for a connect that connected (or is connecting), the peer
+	// the kernel's socket is connected to; absent otherwise, and in
+	// archives recorded before it was kept.
+	Peer *Peer `json:"peer,omitempty"`
+}
+
+// Peer is an inet socket's peer address, read from the kernel's socket.
+type Peer struct {
+	Family string `json:"family"` // "inet" or "inet6"
+	Addr   Bytes  `json:"addr"`
+	Port   uint16 `json:"port"`
 }
 
 // Path is the name as a path: Requested when it is absolute (or there is

@@ -255,7 +255,11 @@ struct vigil_iouring {
 	__u32 dev;
 	__u32 f_mode;
 	__u32 direct; /* opened into the ring's fixed-file table: no file resolved */
-	__u32 _pad;
+	/* A connect that connected (or is connecting): the peer, from the
+	 * kernel's socket (family 0 otherwise). */
+	__u16 family;
+	__u16 port; /* host order */
+	__u8 addr[16];
 };
 
 union vigil_body {

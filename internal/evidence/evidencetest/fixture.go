@@ -45,7 +45,7 @@ func CleanInput() evidence.HealthInput {
 			{Name: "tp_btf/sched_process_fork", Attached: true, Required: true},
 			{Name: "tp_btf/sched_process_exit", Attached: true, Required: true},
 			{Name: "tp_btf/sys_exit", Attached: true, Required: true},
-			{Name: "tp_btf/io_uring_complete", Attached: false, Required: false, Error: "not supported"},
+			{Name: "tp_btf/io_uring_complete", Attached: true, Required: false},
 		},
 		Coverage: wire.Coverage{
 			Covered: []wire.CoveredClass{
@@ -54,8 +54,9 @@ func CleanInput() evidence.HealthInput {
 				{Class: "exit", Hook: "tp_btf/sched_process_exit", Attached: true, Source: "kernel"},
 				{Class: "open", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel and caller memory"},
 				{Class: "connect", Hook: "tp_btf/sys_exit", Attached: true, Source: "kernel socket"},
+				{Class: "io_uring", Hook: "tp_btf/io_uring_complete", Attached: true, Source: "kernel"},
 			},
-			NotCovered: []wire.UncoveredClass{{Class: "io_uring", Why: "io_uring_complete did not attach"}},
+			NotCovered: []wire.UncoveredClass{},
 		},
 		Drops:                 map[wire.Kind]uint64{},
 		DrainProven:           true,
