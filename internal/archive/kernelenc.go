@@ -273,6 +273,18 @@ func appendKernel(b []byte, e *wire.Kernel) []byte {
 			b = strconv.AppendUint(b, uint64(x.Peer.Port), 10)
 			b = append(b, '}')
 		}
+		if x.Name != nil {
+			b = append(b, `,"name":`...)
+			b = appendName(b, x.Name)
+		}
+		if x.NewName != nil {
+			b = append(b, `,"new_name":`...)
+			b = appendName(b, x.NewName)
+		}
+		if x.Target != nil {
+			b = append(b, `,"target":`...)
+			b = appendBytes(b, *x.Target)
+		}
 		b = append(b, '}')
 	}
 	if len(e.Incomplete) > 0 {

@@ -403,6 +403,18 @@ func TestVerifyConsistencyWithHashesRecomputed(t *testing.T) {
 			asIOUring(wire.IOUring{Opcode: 18, Op: "openat", Res: 0, Direct: true, File: &wire.ResolvedPath{Path: "/dev/null"},
 				Access: wire.AccessRead, Created: wire.BoolRef(false)}),
 			evidence.EntryKernel, []string{"only a completed io_uring open without a resolved file can be direct"}},
+		{"an io_uring read with a peer",
+			asIOUring(wire.IOUring{Opcode: 22, Op: "read", Res: 5, Peer: &wire.Peer{Family: "inet", Addr: "10.0.0.1", Port: 80}}),
+			evidence.EntryKernel, []string{"only an io_uring connect that connected or is connecting has a peer"}},
+		{"a refused io_uring connect with a peer",
+			asIOUring(wire.IOUring{Opcode: 16, Op: "connect", Res: -111, Peer: &wire.Peer{Family: "inet", Addr: "10.0.0.1", Port: 80}}),
+			evidence.EntryKernel, []string{"only an io_uring connect that connected or is connecting has a peer"}},
+		{"an io_uring read with a name",
+			asIOUring(wire.IOUring{Opcode: 22, Op: "read", Res: 5, Name: &wire.Name{Requested: "/etc/passwd"}}),
+			evidence.EntryKernel, []string{"io_uring read has names it cannot have"}},
+		{"an io_uring unlinkat with a second name",
+			asIOUring(wire.IOUring{Opcode: 36, Op: "unlinkat", Res: 0, Name: &wire.Name{Requested: "/w/a"}, NewName: &wire.Name{Requested: "/w/b"}}),
+			evidence.EntryKernel, []string{"io_uring unlinkat has names it cannot have"}},
 		{"an event names its parts out of order", editBundle(func(b *evidence.Bundle) {
 			b.Kernel[5].Incomplete = []string{wire.IncompleteArgv, wire.IncompleteReadFailed}
 			b.Health.ReadFaults, b.Health.IncompleteParts = 1, map[string]uint64{wire.IncompleteArgv: 1, wire.IncompleteReadFailed: 1}

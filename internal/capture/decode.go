@@ -568,8 +568,33 @@ func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	case 10:
 		u.Peer = &wire.Peer{Family: "inet6", Addr: wire.Bytes(netip.AddrFrom16(x.Addr).String()), Port: x.Port}
 	}
+	m := pathCut(cut)
+	if x.Names != 0 {
+		m |= d.ringNames(u, r)
+	}
 	ev.IOUring = u
-	return pathCut(cut)
+	return m
+}
+
+// ringNames decodes the names a file-tree request kept (strings 0-1 and
+// 2-3: directory and name), into the fields its operation has.
+func (d *decoder) ringNames(u *wire.IOUring, r *record) missing {
+	var m missing
+	if u.Op == "symlinkat" {
+		if r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_SET) {
+			t := d.str(r.strs[1])
+			u.Target = &t
+			m = nameCut(r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_TRUNC))
+		}
+	} else if r.strFlag(1, vigilBPFVigilFlagVIGIL_F_STR_SET) {
+		n, nm := d.name(r, 0)
+		u.Name, m = &n, nm
+	}
+	if r.strFlag(3, vigilBPFVigilFlagVIGIL_F_STR_SET) {
+		n, nm := d.name(r, 2)
+		u.NewName, m = &n, m|nm
+	}
+	return m
 }
 
 // unixAddr renders sun_path: a filesystem path ends at its first NUL; an

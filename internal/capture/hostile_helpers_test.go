@@ -31,6 +31,7 @@ var v2Helpers = map[string]func(args []string) error{
 	"iouring-open":     ioUringOpen,
 	"iouring-untraced": ioUringUntraced,
 	"iouring-connect":  ioUringConnect,
+	"iouring-fileops":  ioUringFileOps,
 	"send":             sendWithDestination,
 	"mutate":           mutate,
 	"exec-fail":        execFail,
@@ -393,6 +394,89 @@ func ioUringConnect(args []string) error {
 	}
 	runtime.KeepAlive(sa)
 	fmt.Fprintln(&out, 2000, "refused")
+	fmt.Print(out.String())
+	return nil
+}
+
+// ioUringFileOps DIR: the io_uring file-tree requests, on names relative
+// to a descriptor of DIR (and one absolute): mkdirat sub, renameat a to
+// sub/b, linkat sub/b to c, symlinkat "link-target" as sym, unlinkat c
+// forced onto a worker while the caller rewrites the name's buffer to
+// "sym" (the kernel copied "c" when it prepared the request), unlinkat
+// sub/b, unlinkat of a missing name, and unlinkat AT_REMOVEDIR of DIR/sub
+// by absolute name. Prints "user_data result" per request.
+func ioUringFileOps(args []string) error {
+	dir := args[0]
+	if err := os.WriteFile(filepath.Join(dir, "a"), nil, 0o644); err != nil {
+		return err
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	r, err := newTestRing(4)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	var keep [][]byte
+	ptr := func(s string) uint64 {
+		b := cstr(s, 256)
+		keep = append(keep, b)
+		return uint64(uintptr(unsafe.Pointer(&b[0])))
+	}
+	type req struct {
+		op, flags byte
+		fd        int32
+		addr      uint64
+		len       uint32
+		addr2     uint64
+		opFlags   uint32
+		// rewrite, if set, is done to the name after submission and
+		// before the completion is awaited.
+		rewrite func()
+	}
+	victim := cstr("c", 256)
+	reqs := []req{
+		{op: 37, fd: int32(dfd), addr: ptr("sub"), len: 0o755},                          // mkdirat
+		{op: 35, fd: int32(dfd), addr: ptr("a"), len: uint32(dfd), addr2: ptr("sub/b")}, // renameat
+		{op: 39, fd: int32(dfd), addr: ptr("sub/b"), len: uint32(dfd), addr2: ptr("c")}, // linkat
+		{op: 38, fd: int32(dfd), addr: ptr("link-target"), addr2: ptr("sym")},           // symlinkat
+		{op: 36, flags: 1 << 4, fd: int32(dfd), addr: uint64(uintptr(unsafe.Pointer(&victim[0]))), // unlinkat, IOSQE_ASYNC
+			rewrite: func() { copy(victim, "sym\x00") }},
+		{op: 36, fd: int32(dfd), addr: ptr("sub/b")},                                         // unlinkat
+		{op: 36, fd: int32(dfd), addr: ptr("missing")},                                       // unlinkat: ENOENT
+		{op: 36, fd: -100, addr: ptr(filepath.Join(dir, "sub")), opFlags: unix.AT_REMOVEDIR}, // rmdir, absolute
+	}
+	var out strings.Builder
+	for i, q := range reqs {
+		sqe := r.sqe()
+		sqe[0], sqe[1] = q.op, q.flags
+		binary.LittleEndian.PutUint32(sqe[4:], uint32(q.fd))
+		binary.LittleEndian.PutUint64(sqe[8:], q.addr2)
+		binary.LittleEndian.PutUint64(sqe[16:], q.addr)
+		binary.LittleEndian.PutUint32(sqe[24:], q.len)
+		binary.LittleEndian.PutUint32(sqe[28:], q.opFlags)
+		binary.LittleEndian.PutUint64(sqe[32:], uint64(3000+i))
+		if q.rewrite != nil {
+			if err := r.enter(1, 0); err != nil {
+				return err
+			}
+			q.rewrite()
+			if err := r.enter(0, 1); err != nil {
+				return err
+			}
+		} else if err := r.enter(1, 1); err != nil {
+			return err
+		}
+		fmt.Fprintln(&out, 3000+i, r.reap())
+	}
+	runtime.KeepAlive(keep)
+	runtime.KeepAlive(victim)
+	if _, err := os.Lstat(filepath.Join(dir, "sym")); err != nil {
+		return fmt.Errorf("the rewritten name's file is gone: %w", err)
+	}
 	fmt.Print(out.String())
 	return nil
 }

@@ -248,6 +248,66 @@ func TestIOUringConnectPeer(t *testing.T) {
 	t.Logf("connected to ports %v", ports)
 }
 
+// io_uring's file-tree requests record their names from the kernel's own
+// copy: the unlinkat whose buffer the caller rewrote after submitting it
+// records the name the kernel used ("c"), not the buffer's ("sym"), and
+// each relative name its directory.
+func TestIOUringFileOpNames(t *testing.T) {
+	dir := t.TempDir()
+	out, r, _ := runHelperIn(t, "iouring-fileops", dir)
+	res := map[uint64]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ud uint64
+		var v int64
+		if _, err := fmt.Sscan(line, &ud, &v); err != nil {
+			t.Fatalf("helper output %q", out)
+		}
+		res[ud] = v
+	}
+	path := func(n *wire.Name) string {
+		if n == nil {
+			return "<none>"
+		}
+		return string(n.Path())
+	}
+	want := map[uint64]struct {
+		op, name, newName, target string
+		res                       int64
+	}{
+		3000: {"mkdirat", dir + "/sub", "<none>", "", 0},
+		3001: {"renameat", dir + "/a", dir + "/sub/b", "", 0},
+		3002: {"linkat", dir + "/sub/b", dir + "/c", "", 0},
+		3003: {"symlinkat", "<none>", dir + "/sym", "link-target", 0},
+		3004: {"unlinkat", dir + "/c", "<none>", "", 0},
+		3005: {"unlinkat", dir + "/sub/b", "<none>", "", 0},
+		3006: {"unlinkat", dir + "/missing", "<none>", "", -int64(unix.ENOENT)},
+		3007: {"unlinkat", dir + "/sub", "<none>", "", 0},
+	}
+	seen := 0
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		u := e.IOUring
+		w, ok := want[u.UserData]
+		if !ok {
+			continue
+		}
+		seen++
+		target := ""
+		if u.Target != nil {
+			target = string(*u.Target)
+		}
+		if u.Op != w.op || u.Res != w.res || res[u.UserData] != w.res || path(u.Name) != w.name || path(u.NewName) != w.newName || target != w.target {
+			t.Errorf("request %d recorded as %s res %d name %s new_name %s target %q; want %s res %d (helper saw %d) %s %s %q",
+				u.UserData, u.Op, u.Res, path(u.Name), path(u.NewName), target, w.op, w.res, res[u.UserData], w.name, w.newName, w.target)
+		}
+		if u.Name != nil && u.Name.Requested[0] != '/' && (u.Name.Dir == nil || string(u.Name.Dir.Path) != dir) {
+			t.Errorf("request %d: relative name %q without its directory %s: %+v", u.UserData, u.Name.Requested, dir, u.Name.Dir)
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("%d of %d io_uring file-tree requests recorded", seen, len(want))
+	}
+}
+
 // io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.
 func TestIOUringOpen(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "ring-target")

@@ -115,6 +115,8 @@ type vigilBPFVigilIouring struct {
 	Family   uint16
 	Port     uint16
 	Addr     [16]uint8
+	Names    uint32
+	Pad      uint32
 }
 
 type vigilBPFVigilKind uint32
@@ -237,6 +239,8 @@ type vigilBPFVigilSysentry struct {
 const (
 	vigilBPFMapCounters               = "counters"
 	vigilBPFMapEvents                 = "events"
+	vigilBPFMapRingNames              = "ring_names"
+	vigilBPFMapRingNamesScratch       = "ring_names_scratch"
 	vigilBPFMapScratch                = "scratch"
 	vigilBPFMapSlotBusy               = "slot_busy"
 	vigilBPFMapSyscalls               = "syscalls"
@@ -321,12 +325,14 @@ type vigilBPFProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFMapSpecs struct {
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
-	SlotBusy *ebpf.MapSpec `ebpf:"slot_busy"`
-	Syscalls *ebpf.MapSpec `ebpf:"syscalls"`
-	Tracked  *ebpf.MapSpec `ebpf:"tracked"`
+	Counters         *ebpf.MapSpec `ebpf:"counters"`
+	Events           *ebpf.MapSpec `ebpf:"events"`
+	RingNames        *ebpf.MapSpec `ebpf:"ring_names"`
+	RingNamesScratch *ebpf.MapSpec `ebpf:"ring_names_scratch"`
+	Scratch          *ebpf.MapSpec `ebpf:"scratch"`
+	SlotBusy         *ebpf.MapSpec `ebpf:"slot_busy"`
+	Syscalls         *ebpf.MapSpec `ebpf:"syscalls"`
+	Tracked          *ebpf.MapSpec `ebpf:"tracked"`
 }
 
 // vigilBPFVariableSpecs contains global variables before they are loaded into the kernel.
@@ -367,18 +373,22 @@ func (o *vigilBPFObjects) Close() error {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFMaps struct {
-	Counters *ebpf.Map `ebpf:"counters"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Scratch  *ebpf.Map `ebpf:"scratch"`
-	SlotBusy *ebpf.Map `ebpf:"slot_busy"`
-	Syscalls *ebpf.Map `ebpf:"syscalls"`
-	Tracked  *ebpf.Map `ebpf:"tracked"`
+	Counters         *ebpf.Map `ebpf:"counters"`
+	Events           *ebpf.Map `ebpf:"events"`
+	RingNames        *ebpf.Map `ebpf:"ring_names"`
+	RingNamesScratch *ebpf.Map `ebpf:"ring_names_scratch"`
+	Scratch          *ebpf.Map `ebpf:"scratch"`
+	SlotBusy         *ebpf.Map `ebpf:"slot_busy"`
+	Syscalls         *ebpf.Map `ebpf:"syscalls"`
+	Tracked          *ebpf.Map `ebpf:"tracked"`
 }
 
 func (m *vigilBPFMaps) Close() error {
 	return _VigilBPFClose(
 		m.Counters,
 		m.Events,
+		m.RingNames,
+		m.RingNamesScratch,
 		m.Scratch,
 		m.SlotBusy,
 		m.Syscalls,

@@ -122,7 +122,8 @@ var kindOp = map[wire.Kind]Op{
 
 // Actions appends to out what e says the run did. Events that are no
 // action on an object (fork, exit, cgroup moves, io_uring completions other
-// than opens and connects with their peer) append nothing.
+// than opens, connects with their peer and file-tree requests with their
+// names) append nothing.
 func Actions(e *wire.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
@@ -149,6 +150,9 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 		if u := e.IOUring; u.Peer != nil {
 			// A connect's peer, from the kernel's socket.
 			return append(out, Action{Op: OpConnect, Endpoint: Endpoint{Family: u.Peer.Family, Addr: u.Peer.Addr, Port: u.Peer.Port}})
+		}
+		if a, ok := ringFileOp(e.IOUring); ok {
+			return append(out, a)
 		}
 	case e.Exec != nil:
 		return append(out, Action{Op: OpExec, Path: e.Exec.File.Path})
@@ -187,6 +191,26 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 	return out
 }
 
+// ringFileOp is the action of an io_uring file-tree request whose names
+// the record has, as the syscall's would be.
+func ringFileOp(u *wire.IOUring) (Action, bool) {
+	a := Action{Failed: u.Res < 0}
+	switch op := wire.IOUringOp(u.Opcode); {
+	case (op == "unlinkat" || op == "mkdirat") && u.Name != nil:
+		a.Op, a.Path = OpDelete, namePath(*u.Name)
+		if op == "mkdirat" {
+			a.Op = OpMkdir
+		}
+	case op == "renameat" && u.Name != nil && u.NewName != nil:
+		a.Op, a.Path, a.To = OpRename, namePath(*u.Name), namePath(*u.NewName)
+	case (op == "linkat" || op == "symlinkat") && u.NewName != nil:
+		a.Op, a.Path = OpLink, namePath(*u.NewName)
+	default:
+		return a, false
+	}
+	return a, true
+}
+
 func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, truncate, appendMode bool) []Action {
 	if access == wire.AccessRead || access == wire.AccessReadWrite {
 		out = append(out, Action{Op: OpRead, Path: p, Failed: failed})
@@ -202,8 +226,9 @@ func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, 
 
 // ioUringUnrecorded are the io_uring operations that act on an object
 // the capture does not decode (a path or address passed in the request),
-// by the Op they perform. Opens are decoded when they succeed, and
-// connects when they connect (the peer); a failed one names nothing.
+// by the Op they perform. Opens are decoded when they succeed, connects
+// when they connect (the peer), and file-tree requests when their names
+// were kept; others name nothing.
 var ioUringUnrecorded = map[string][]Op{
 	"unlinkat": {OpDelete}, "renameat": {OpRename}, "mkdirat": {OpMkdir},
 	"symlinkat": {OpLink}, "linkat": {OpLink}, "ftruncate": {OpTruncate},
@@ -262,6 +287,9 @@ func Unrecorded(e *wire.Kernel) (what string, ops []Op, failed, unknown bool) {
 		return what, nil, failed, true
 	case op == "connect" && u.Peer != nil:
 		return "", nil, false, false // the peer is in Actions
+	}
+	if _, ok := ringFileOp(u); ok {
+		return "", nil, false, false // the names are in Actions
 	}
 	if ops = ioUringUnrecorded[op]; ops == nil {
 		return "", nil, false, false

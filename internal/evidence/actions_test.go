@@ -38,6 +38,22 @@ func TestActions(t *testing.T) {
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Peer: &wire.Peer{Family: "inet6", Addr: "::1", Port: 443}}},
 			[]Action{{Op: OpConnect, Endpoint: Endpoint{"inet6", "::1", 443}}}},
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Res: -111}}, nil},
+		// io_uring file-tree requests with their names act as the
+		// syscalls do; without them, no action (Unrecorded counts them).
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Name: name("/w/x")}},
+			[]Action{{Op: OpDelete, Path: "/w/x"}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Res: -2, Name: name("/w/y")}},
+			[]Action{{Op: OpDelete, Path: "/w/y", Failed: true}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 37, Op: "mkdirat", Name: name("/w/d")}},
+			[]Action{{Op: OpMkdir, Path: "/w/d"}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Name: name("/w/a"), NewName: name("/w/b")}},
+			[]Action{{Op: OpRename, Path: "/w/a", To: "/w/b"}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 39, Op: "linkat", Name: name("/w/a"), NewName: name("/w/l")}},
+			[]Action{{Op: OpLink, Path: "/w/l"}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 38, Op: "symlinkat", Target: ptr(wire.Bytes("t")), NewName: name("/w/s")}},
+			[]Action{{Op: OpLink, Path: "/w/s"}}},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Name: name("/w/a")}}, nil},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat"}}, nil},
 	}
 	for i, c := range cases {
 		got := Actions(&c.e, nil)
@@ -99,6 +115,9 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 		{wire.IOUring{Op: "connect", Res: -115}, []Op{OpConnect}, false, false}, // in progress: done, not failed
 		{wire.IOUring{Op: "connect", Res: 0, Peer: &wire.Peer{Family: "inet", Addr: "10.0.0.1", Port: 53}}, nil, false, false},
 		{wire.IOUring{Op: "connect", Res: 0}, []Op{OpConnect}, false, false}, // connected, peer not recorded (a unix socket)
+		{wire.IOUring{Op: "unlinkat", Res: 0, Name: &wire.Name{Requested: "/w/x"}}, nil, false, false},
+		{wire.IOUring{Op: "renameat", Res: 0, Name: &wire.Name{Requested: "/w/a"}}, []Op{OpRename}, false, false}, // the new name was not kept
+		{wire.IOUring{Op: "symlinkat", Res: -17, NewName: &wire.Name{Requested: "/w/s"}}, nil, false, false},
 		{wire.IOUring{Op: "openat", Res: 0, Direct: true}, []Op{OpRead, OpWrite, OpCreate}, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}, nil, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}}, []Op{OpCreate}, false, false},

@@ -59,6 +59,8 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 	case e.IOUring != nil:
 		u := e.IOUring
 		resolved(u.File)
+		named(u.Name)
+		named(u.NewName)
 		// What the event did is read from its opcode (Unrecorded); op must
 		// be that opcode's name, as the capture wrote it (or op_<n>, from
 		// a vigil that did not know the name yet).
@@ -74,6 +76,8 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 			hidden = "an io_uring " + u.Op + " says whether it created a file"
 		case u.Created != nil && (u.File == nil || u.Res < 0):
 			hidden = "an io_uring completion without an opened file says whether it created one"
+		case (u.Name != nil || u.NewName != nil || u.Target != nil) && !ringNamed(name, u):
+			hidden = "io_uring " + u.Op + " has names it cannot have"
 		case u.Peer != nil && (name != "connect" || u.Res != 0 && u.Res != einprogress):
 			hidden = "only an io_uring connect that connected or is connecting has a peer"
 		}
@@ -109,4 +113,17 @@ func incompleteDefect(e *wire.Kernel) string {
 		}
 	}
 	return ""
+}
+
+// ringNamed says whether u's names are the ones its operation has.
+func ringNamed(op string, u *wire.IOUring) bool {
+	switch op {
+	case "unlinkat", "mkdirat":
+		return u.Name != nil && u.NewName == nil && u.Target == nil
+	case "renameat", "linkat":
+		return u.Target == nil
+	case "symlinkat":
+		return u.Name == nil
+	}
+	return false
 }

@@ -219,8 +219,14 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 	case e.IOUring != nil:
 		u := e.IOUring
 		m.PutStr(AttrIOUringOp, u.Op)
-		if u.File != nil {
+		switch {
+		case u.File != nil:
 			putPath(m, AttrFilePath, u.File)
+		case u.Name != nil:
+			m.PutStr(AttrFilePath, u.Name.Path().Text())
+		}
+		if u.NewName != nil {
+			m.PutStr(AttrNewPath, u.NewName.Path().Text())
 		}
 		if u.Created != nil {
 			m.PutBool(AttrOpenCreated, *u.Created)

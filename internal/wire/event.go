@@ -380,6 +380,16 @@ type IOUring struct {
 	// the kernel's socket is connected to; absent otherwise, and in
 	// archives recorded before it was kept.
 	Peer *Peer `json:"peer,omitempty"`
+	// Name, NewName and Target: a file-tree request's names (unlinkat,
+	// mkdirat: Name; renameat, linkat: Name and NewName; symlinkat:
+	// Target and NewName), as FileOp has them, but each read from the
+	// kernel's own copy of the name made when the request was prepared,
+	// so what the operation used. The directory of a relative name is
+	// resolved from the request's directory descriptor at completion.
+	// Absent when the names were not kept (see Unrecorded).
+	Name    *Name  `json:"name,omitempty"`
+	NewName *Name  `json:"new_name,omitempty"`
+	Target  *Bytes `json:"target,omitempty"`
 }
 
 // Peer is an inet socket's peer address, read from the kernel's socket.

@@ -1044,6 +1044,117 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
  * passing io_uring_complete. */
 #define VIGIL_REQ_F_CQE_SKIP (1U << 6) /* REQ_F_CQE_SKIP_BIT = IOSQE_CQE_SKIP_SUCCESS_BIT */
 
+#define VIGIL_IORING_OP_RENAMEAT 35
+#define VIGIL_IORING_OP_UNLINKAT 36
+#define VIGIL_IORING_OP_MKDIRAT 37
+#define VIGIL_IORING_OP_SYMLINKAT 38
+#define VIGIL_IORING_OP_LINKAT 39
+
+/* The names of a file-tree request, copied at submission from the
+ * kernel's own copy (struct filename, taken when the request was
+ * prepared: what the operation will use, whatever the caller's memory
+ * holds meanwhile) and taken by its completion, by which time the kernel
+ * has freed them. An entry evicted before its completion (more requests
+ * in flight than the map holds), or never taken (a completion the hook
+ * does not see), leaves that completion without names: it is then
+ * counted as unrecorded, as before names were kept. */
+struct vigil_ring_names {
+	__u32 gen;
+	__u32 set; /* bit i: name i was read */
+	__s32 dfd[2];
+	char name[2][VIGIL_STR_MAX];
+};
+
+#define VIGIL_RING_NAMES 128
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VIGIL_RING_NAMES);
+	__type(key, __u64);
+	__type(value, struct vigil_ring_names);
+} ring_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vigil_ring_names);
+} ring_names_scratch SEC(".maps");
+
+static __always_inline bool ring_fileop(__u8 op)
+{
+	return op >= VIGIL_IORING_OP_RENAMEAT && op <= VIGIL_IORING_OP_LINKAT;
+}
+
+static __noinline void ring_names_save(struct io_kiocb *req, __u32 op, __u32 gen)
+{
+	__u32 zero = 0;
+	struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names_scratch, &zero);
+	if (!v)
+		return;
+	struct filename *a = 0, *b = 0;
+	v->dfd[0] = VIGIL_AT_FDCWD;
+	v->dfd[1] = VIGIL_AT_FDCWD;
+	if (op == VIGIL_IORING_OP_UNLINKAT && bpf_core_type_exists(struct io_unlink)) {
+		struct io_unlink *x = (void *)req;
+		v->dfd[0] = BPF_CORE_READ(x, dfd);
+		a = BPF_CORE_READ(x, filename);
+	} else if (op == VIGIL_IORING_OP_MKDIRAT && bpf_core_type_exists(struct io_mkdir)) {
+		struct io_mkdir *x = (void *)req;
+		v->dfd[0] = BPF_CORE_READ(x, dfd);
+		a = BPF_CORE_READ(x, filename);
+	} else if (op == VIGIL_IORING_OP_RENAMEAT && bpf_core_type_exists(struct io_rename)) {
+		struct io_rename *x = (void *)req;
+		v->dfd[0] = BPF_CORE_READ(x, old_dfd);
+		v->dfd[1] = BPF_CORE_READ(x, new_dfd);
+		a = BPF_CORE_READ(x, oldpath);
+		b = BPF_CORE_READ(x, newpath);
+	} else if ((op == VIGIL_IORING_OP_LINKAT || op == VIGIL_IORING_OP_SYMLINKAT) && bpf_core_type_exists(struct io_link)) {
+		struct io_link *x = (void *)req;
+		v->dfd[0] = BPF_CORE_READ(x, old_dfd);
+		v->dfd[1] = BPF_CORE_READ(x, new_dfd);
+		a = BPF_CORE_READ(x, oldpath);
+		b = BPF_CORE_READ(x, newpath);
+	} else {
+		return;
+	}
+	v->gen = gen;
+	v->set = 0;
+	if (a && bpf_probe_read_kernel_str(v->name[0], VIGIL_STR_MAX, BPF_CORE_READ(a, name)) > 0)
+		v->set |= 1;
+	if (b && bpf_probe_read_kernel_str(v->name[1], VIGIL_STR_MAX, BPF_CORE_READ(b, name)) > 0)
+		v->set |= 2;
+	__u64 key = (__u64)req;
+	bpf_map_update_elem(&ring_names, &key, v, BPF_ANY);
+}
+
+/* The kept names as strings: for each, the directory a relative name is
+ * relative to (resolved now from the request's directory descriptor, as
+ * sys_exit resolves a syscall's), then the name. A symlink's target is
+ * text, not a name to resolve. */
+static __noinline void ring_names_add(struct slot *sl, struct vigil_ring_names *v, __u32 op)
+{
+	for (int i = 0; i < 2; i++) {
+		if (!(v->set & (1u << i))) {
+			no_str(sl);
+			no_str(sl);
+			continue;
+		}
+		if (op == VIGIL_IORING_OP_SYMLINKAT && i == 0) {
+			no_str(sl);
+		} else if (v->name[i][0] != '/') {
+			int dfd = v->dfd[i];
+			if (dfd == VIGIL_AT_FDCWD)
+				add_cwd(sl);
+			else
+				add_file_path(sl, fd_file(dfd));
+		} else {
+			no_str(sl);
+		}
+		add_kstr(sl, v->name[i]);
+	}
+}
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(handle_io_uring_submit, void *req_)
 {
@@ -1053,6 +1164,9 @@ int BPF_PROG(handle_io_uring_submit, void *req_)
 	struct io_kiocb *req = req_;
 	if (BPF_CORE_READ(req, flags) & VIGIL_REQ_F_CQE_SKIP)
 		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+	__u8 op = BPF_CORE_READ(req, opcode);
+	if (ring_fileop(op))
+		ring_names_save(req, op, gen);
 	return 0;
 }
 
@@ -1118,6 +1232,14 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		 * the peer the kernel connected it to, not the address the
 		 * request passed. */
 		socket_addr_into(BPF_CORE_READ(req, file), true, &u->family, &u->port, u->addr);
+	} else if (ring_fileop(op)) {
+		__u64 key = (__u64)req_;
+		struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names, &key);
+		if (v && v->gen == gen) {
+			u->names = 1;
+			ring_names_add(&sl, v, op);
+			bpf_map_delete_elem(&ring_names, &key);
+		}
 	}
 	emit(&sl, VIGIL_KIND_IO_URING);
 	return 0;

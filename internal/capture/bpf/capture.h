@@ -260,6 +260,11 @@ struct vigil_iouring {
 	__u16 family;
 	__u16 port; /* host order */
 	__u8 addr[16];
+	/* A file-tree request (unlinkat, renameat, mkdirat, symlinkat,
+	 * linkat) whose names were kept at submission: s0/s1 the first
+	 * name's directory and name, s2/s3 the second's. */
+	__u32 names;
+	__u32 _pad;
 };
 
 union vigil_body {

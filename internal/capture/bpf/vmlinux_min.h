@@ -35,6 +35,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_CGROUP_ARRAY = 8,
+	BPF_MAP_TYPE_LRU_HASH = 9,
 	BPF_MAP_TYPE_RINGBUF = 27,
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
@@ -232,6 +233,38 @@ struct io_kiocb {
  * the ring's fixed-file table. */
 struct io_open {
 	__u32 file_slot;
+};
+
+/* The kernel's own copy of a name passed to a syscall (getname). */
+struct filename {
+	const char *name;
+};
+
+/* The file-tree requests' arguments, at the start of their io_kiocb: the
+ * names as the kernel copied them when it prepared the request. (Linux 6.0
+ * on; before, link and symlink had other structs and are not read.) */
+struct io_unlink {
+	int dfd;
+	struct filename *filename;
+};
+
+struct io_mkdir {
+	int dfd;
+	struct filename *filename;
+};
+
+struct io_rename {
+	int old_dfd;
+	int new_dfd;
+	struct filename *oldpath;
+	struct filename *newpath;
+};
+
+struct io_link {
+	int old_dfd;
+	int new_dfd;
+	struct filename *oldpath;
+	struct filename *newpath;
 };
 
 struct io_uring_cqe {
