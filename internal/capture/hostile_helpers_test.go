@@ -24,25 +24,26 @@ import (
 // to the workload (readlink of the descriptor, getpeername), so a test can
 // hold the capture against the truth.
 var v2Helpers = map[string]func(args []string) error{
-	"toctou-open":      toctouOpen,
-	"race-open":        raceOpen,
-	"race-connect":     raceConnect,
-	"legacy-open":      legacyOpen,
-	"iouring-open":     ioUringOpen,
-	"iouring-untraced": ioUringUntraced,
-	"iouring-connect":  ioUringConnect,
-	"iouring-fileops":  ioUringFileOps,
-	"send":             sendWithDestination,
-	"mutate":           mutate,
-	"exec-fail":        execFail,
-	"relative":         relativeOpens,
-	"memfd-exec":       memfdExec,
-	"cgroup-trip":      cgroupRoundTrip,
-	"nonutf8":          nonUTF8Names,
-	"bind-listen":      bindListen,
-	"sleep-outside":    sleepOutside,
-	"open-nofollow":    openNoFollow,
-	"open-by-handle":   openByHandle,
+	"toctou-open":       toctouOpen,
+	"race-open":         raceOpen,
+	"race-connect":      raceConnect,
+	"legacy-open":       legacyOpen,
+	"iouring-open":      ioUringOpen,
+	"iouring-untraced":  ioUringUntraced,
+	"iouring-connect":   ioUringConnect,
+	"iouring-fileops":   ioUringFileOps,
+	"iouring-cqe-forge": ioUringCQEForge,
+	"send":              sendWithDestination,
+	"mutate":            mutate,
+	"exec-fail":         execFail,
+	"relative":          relativeOpens,
+	"memfd-exec":        memfdExec,
+	"cgroup-trip":       cgroupRoundTrip,
+	"nonutf8":           nonUTF8Names,
+	"bind-listen":       bindListen,
+	"sleep-outside":     sleepOutside,
+	"open-nofollow":     openNoFollow,
+	"open-by-handle":    openByHandle,
 }
 
 // cstr returns a NUL-terminated copy of s in a buffer of n bytes that
@@ -478,6 +479,70 @@ func ioUringFileOps(args []string) error {
 		return fmt.Errorf("the rewritten name's file is gone: %w", err)
 	}
 	fmt.Print(out.String())
+	return nil
+}
+
+// ioUringCQEForge PATH N: opens PATH N times through io_uring while
+// another thread keeps writing the descriptor of /dev/null into the result
+// of every CQE slot of the ring (memory the workload has mapped writable).
+// Prints the /dev/null descriptor.
+func ioUringCQEForge(args []string) error {
+	path := cstr(args[0], 256)
+	n, _ := strconv.Atoi(args[1])
+	decoy, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(decoy)
+	r, err := newTestRing(4)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	// Each open gets the lowest free descriptor, which the helper
+	// learns once and closes after each open.
+	next, err := unix.Dup(decoy)
+	if err != nil {
+		return err
+	}
+	unix.Close(next)
+	cqes := r.param(r.cqOff + 20)
+	entries := *r.at(r.ring, r.param(r.cqOff+12))
+	var stop atomic.Bool
+	forged := make(chan struct{})
+	go func() {
+		defer close(forged)
+		for !stop.Load() {
+			for i := range entries {
+				atomic.StoreUint32(r.at(r.ring, cqes+16*i+8), uint32(decoy))
+			}
+		}
+	}()
+	// Before the ring is unmapped, whatever happens.
+	defer func() {
+		stop.Store(true)
+		<-forged
+	}()
+	for i := range n {
+		sqe := r.sqe()
+		sqe[0] = 18 // IORING_OP_OPENAT
+		binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c))
+		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
+		binary.LittleEndian.PutUint32(sqe[28:], uint32(unix.O_RDONLY|unix.O_CLOEXEC))
+		binary.LittleEndian.PutUint64(sqe[32:], uint64(5000+i))
+		if err := r.enter(1, 1); err != nil {
+			return err
+		}
+		// The slot may hold the forged value by now: the descriptor the
+		// open made is the lowest free one.
+		r.reap()
+		if real := fdPath(next); real != args[0] {
+			return fmt.Errorf("open %d: descriptor %d is %q", i, next, real)
+		}
+		unix.Close(next)
+	}
+	runtime.KeepAlive(path)
+	fmt.Println(decoy)
 	return nil
 }
 

@@ -37,7 +37,11 @@ func runHelperIn(t *testing.T, mode string, args ...string) (string, *Result, *C
 	cmd := helper(t, cg, mode, args...)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helper %s: %v", mode, err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("helper %s: %v: %s", mode, err, stderr)
 	}
 	r := finish(t, c, cg)
 	if r.Events != nil {
@@ -305,6 +309,32 @@ func TestIOUringFileOpNames(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Fatalf("%d of %d io_uring file-tree requests recorded", seen, len(want))
+	}
+}
+
+// The result of an io_uring completion is the kernel's, not the CQE slot's
+// the workload can rewrite: with another thread writing the descriptor of
+// /dev/null into every slot, every open is still recorded as the file it
+// opened.
+func TestIOUringForgedCQENeverMisrecorded(t *testing.T) {
+	const n = 3000
+	target := filepath.Join(t.TempDir(), "real")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := runHelperIn(t, "iouring-cqe-forge", target, strconv.Itoa(n))
+	got := map[string]int{}
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		if u := e.IOUring; u.Op == "openat" && u.UserData >= 5000 && u.UserData < 5000+n {
+			p := "<no file>"
+			if u.File != nil {
+				p = string(u.File.Path)
+			}
+			got[p]++
+		}
+	}
+	if got[target] != n || len(got) != 1 {
+		t.Fatalf("%d io_uring opens of %s recorded as %v", n, target, got)
 	}
 }
 

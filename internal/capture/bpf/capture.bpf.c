@@ -1199,9 +1199,13 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		user_data = (__u64)arg2;
 		res = (int)ctx[3];
 	} else {
-		struct io_uring_cqe *cqe = arg2;
-		user_data = BPF_CORE_READ(cqe, user_data);
-		res = BPF_CORE_READ(cqe, res);
+		/* From 6.13 the third argument is the CQE as posted, in the CQ
+		 * ring, which the workload has mapped writable: another thread
+		 * can rewrite it before this reads it. The request's own copy
+		 * (req->cqe, from which the kernel filled the slot) is kernel
+		 * memory. */
+		user_data = BPF_CORE_READ(req, cqe.user_data);
+		res = BPF_CORE_READ(req, cqe.res);
 	}
 	struct slot sl;
 	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE, gen))
