@@ -169,9 +169,6 @@ func kernelValid(e *wire.Kernel) string {
 		if u.Access != "" && !slices.Contains(accesses, u.Access) {
 			return "io_uring.access"
 		}
-		if u.Peer != nil && (u.Peer.Family != "inet" && u.Peer.Family != "inet6" || u.Peer.Addr == "") {
-			return "io_uring.peer"
-		}
 	}
 	return ""
 }

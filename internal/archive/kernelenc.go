@@ -264,15 +264,6 @@ func appendKernel(b []byte, e *wire.Kernel) []byte {
 		if x.Direct {
 			b = append(b, `,"direct":true`...)
 		}
-		if x.Peer != nil {
-			b = append(b, `,"peer":{"family":`...)
-			b = appendString(b, x.Peer.Family)
-			b = append(b, `,"addr":`...)
-			b = appendBytes(b, x.Peer.Addr)
-			b = append(b, `,"port":`...)
-			b = strconv.AppendUint(b, uint64(x.Peer.Port), 10)
-			b = append(b, '}')
-		}
 		if x.Name != nil {
 			b = append(b, `,"name":`...)
 			b = appendName(b, x.Name)

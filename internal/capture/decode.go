@@ -555,6 +555,11 @@ func (d *decoder) net(r *record) *wire.Net {
 func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 	x := bodyAs[vigilBPFVigilIouring](r)
 	u := &wire.IOUring{Opcode: x.Opcode, Op: wire.IOUringOp(x.Opcode), Res: x.Res, UserData: x.UserData, Direct: x.Direct != 0}
+	if x.Names != 0 {
+		// A file-tree request: its strings are its names.
+		ev.IOUring = u
+		return d.ringNames(u, r)
+	}
 	file, cut := d.path(r, 0)
 	if file != nil {
 		u.File, u.Access, u.Ino, u.Dev = file, accessOf(x.F_mode), x.Ino, x.Dev
@@ -562,18 +567,8 @@ func (d *decoder) ioUring(ev *wire.Kernel, r *record) missing {
 		// flags are not decoded, the file's keep O_TMPFILE.
 		u.Created = wire.BoolRef(x.F_mode&fmodeCreated != 0 || x.F_flags&oTmpfile == oTmpfile)
 	}
-	switch x.Family {
-	case 2:
-		u.Peer = &wire.Peer{Family: "inet", Addr: wire.Bytes(netip.AddrFrom4([4]byte(x.Addr[:4])).String()), Port: x.Port}
-	case 10:
-		u.Peer = &wire.Peer{Family: "inet6", Addr: wire.Bytes(netip.AddrFrom16(x.Addr).String()), Port: x.Port}
-	}
-	m := pathCut(cut)
-	if x.Names != 0 {
-		m |= d.ringNames(u, r)
-	}
 	ev.IOUring = u
-	return m
+	return pathCut(cut)
 }
 
 // ringNames decodes the names a file-tree request kept (strings 0-1 and

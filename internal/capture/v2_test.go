@@ -204,12 +204,11 @@ func TestLegacyOpenAndCreat(t *testing.T) {
 	}
 }
 
-// io_uring's IORING_OP_CONNECT, inline and on an io-wq worker, through a
-// sockaddr another thread rewrites: every connect that connected records
-// the peer the kernel connected the socket to (getpeername), and the
-// refused one records none.
-func TestIOUringConnectPeer(t *testing.T) {
-	const n = 200
+// io_uring's IORING_OP_CONNECT, inline and on an io-wq worker: each is
+// recorded with the result the workload got. The address is not (see
+// evidence.Unrecorded, which counts them as connects it cannot show).
+func TestIOUringConnectRecorded(t *testing.T) {
+	const n = 20
 	out, r, _ := runHelperIn(t, "iouring-connect", strconv.Itoa(n))
 	truth := map[uint64]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -231,25 +230,13 @@ func TestIOUringConnectPeer(t *testing.T) {
 			continue
 		}
 		seen++
-		switch {
-		case want == "refused":
-			if u.Res != -int64(unix.ECONNREFUSED) || u.Peer != nil {
-				t.Errorf("refused io_uring connect recorded as res %d, peer %+v", u.Res, u.Peer)
-			}
-		case u.Res != 0 || u.Peer == nil:
-			t.Errorf("io_uring connect %d recorded as res %d, peer %+v; the kernel connected it to port %s", u.UserData, u.Res, u.Peer, want)
-		case u.Peer.Family != "inet" || u.Peer.Addr != "127.0.0.1" || strconv.Itoa(int(u.Peer.Port)) != want:
-			t.Errorf("io_uring connect %d recorded to %+v, the kernel connected it to 127.0.0.1:%s", u.UserData, *u.Peer, want)
+		if wantRes := map[bool]int64{true: -int64(unix.ECONNREFUSED), false: 0}[want == "refused"]; u.Res != wantRes || u.File != nil || u.Name != nil {
+			t.Errorf("io_uring connect %d recorded as %+v, want res %d and nothing more", u.UserData, *u, wantRes)
 		}
 	}
 	if seen != n+1 {
 		t.Fatalf("%d io_uring connects recorded, want %d", seen, n+1)
 	}
-	ports := map[string]int{}
-	for _, p := range truth {
-		ports[p]++
-	}
-	t.Logf("connected to ports %v", ports)
 }
 
 // io_uring's file-tree requests record their names from the kernel's own
@@ -298,6 +285,9 @@ func TestIOUringFileOpNames(t *testing.T) {
 		target := ""
 		if u.Target != nil {
 			target = string(*u.Target)
+		}
+		if u.File != nil || u.Access != "" || u.Created != nil {
+			t.Errorf("request %d (%s) recorded with an opened file: %+v", u.UserData, u.Op, *u)
 		}
 		if u.Op != w.op || u.Res != w.res || res[u.UserData] != w.res || path(u.Name) != w.name || path(u.NewName) != w.newName || target != w.target {
 			t.Errorf("request %d recorded as %s res %d name %s new_name %s target %q; want %s res %d (helper saw %d) %s %s %q",

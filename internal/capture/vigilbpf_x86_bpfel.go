@@ -112,11 +112,9 @@ type vigilBPFVigilIouring struct {
 	Dev      uint32
 	F_mode   uint32
 	Direct   uint32
-	Family   uint16
-	Port     uint16
-	Addr     [16]uint8
 	Names    uint32
 	Pad      uint32
+	_        [4]byte
 }
 
 type vigilBPFVigilKind uint32

@@ -122,8 +122,7 @@ var kindOp = map[wire.Kind]Op{
 
 // Actions appends to out what e says the run did. Events that are no
 // action on an object (fork, exit, cgroup moves, io_uring completions other
-// than opens, connects with their peer and file-tree requests with their
-// names) append nothing.
+// than opens and file-tree requests with their names) append nothing.
 func Actions(e *wire.Kernel, out []Action) []Action {
 	switch {
 	case e.Open != nil:
@@ -146,10 +145,6 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 			// file is the kernel's word, when the event has it.
 			created := u.Created != nil && *u.Created
 			return appendOpen(out, u.File.Path, false, u.Access, created, false, false)
-		}
-		if u := e.IOUring; u.Peer != nil {
-			// A connect's peer, from the kernel's socket.
-			return append(out, Action{Op: OpConnect, Endpoint: Endpoint{Family: u.Peer.Family, Addr: u.Peer.Addr, Port: u.Peer.Port}})
 		}
 		if a, ok := ringFileOp(e.IOUring); ok {
 			return append(out, a)
@@ -226,9 +221,12 @@ func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, 
 
 // ioUringUnrecorded are the io_uring operations that act on an object
 // the capture does not decode (a path or address passed in the request),
-// by the Op they perform. Opens are decoded when they succeed, connects
-// when they connect (the peer), and file-tree requests when their names
-// were kept; others name nothing.
+// by the Op they perform. Opens are decoded when they succeed, and
+// file-tree requests when their names were kept; others name nothing. A
+// connect's address is not recorded: the socket's peer at completion can
+// be another than the one it connected to (a completion can be deferred
+// while the workload reconnects the socket), and where the kernel keeps
+// its copy of the request's address differs between kernels.
 var ioUringUnrecorded = map[string][]Op{
 	"unlinkat": {OpDelete}, "renameat": {OpRename}, "mkdirat": {OpMkdir},
 	"symlinkat": {OpLink}, "linkat": {OpLink}, "ftruncate": {OpTruncate},
@@ -285,8 +283,6 @@ func Unrecorded(e *wire.Kernel) (what string, ops []Op, failed, unknown bool) {
 		return "", nil, false, false
 	case strings.HasPrefix(op, "op_"):
 		return what, nil, failed, true
-	case op == "connect" && u.Peer != nil:
-		return "", nil, false, false // the peer is in Actions
 	}
 	if _, ok := ringFileOp(u); ok {
 		return "", nil, false, false // the names are in Actions

@@ -33,11 +33,8 @@ func TestActions(t *testing.T) {
 		{net(wire.KindConnect, -111), []Action{{Op: OpConnect, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
 		{net(wire.KindSend, -1), []Action{{Op: OpSend, Endpoint: Endpoint{"inet", "10.0.0.1", 53}, Failed: true}}},
 		{wire.Kernel{Kind: wire.KindFork, Fork: &wire.Fork{}}, nil},
-		// An io_uring connect with its peer from the kernel's socket is
-		// a connect to it; without one, no action (Unrecorded counts it).
-		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Peer: &wire.Peer{Family: "inet6", Addr: "::1", Port: 443}}},
-			[]Action{{Op: OpConnect, Endpoint: Endpoint{"inet6", "::1", 443}}}},
-		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect", Res: -111}}, nil},
+		// An io_uring connect is no action: Unrecorded counts it.
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 16, Op: "connect"}}, nil},
 		// io_uring file-tree requests with their names act as the
 		// syscalls do; without them, no action (Unrecorded counts them).
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Name: name("/w/x")}},
@@ -113,8 +110,7 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 		{wire.IOUring{Op: "unlinkat", Res: 0}, []Op{OpDelete}, false, false},
 		{wire.IOUring{Op: "connect", Res: -111}, []Op{OpConnect}, true, false},
 		{wire.IOUring{Op: "connect", Res: -115}, []Op{OpConnect}, false, false}, // in progress: done, not failed
-		{wire.IOUring{Op: "connect", Res: 0, Peer: &wire.Peer{Family: "inet", Addr: "10.0.0.1", Port: 53}}, nil, false, false},
-		{wire.IOUring{Op: "connect", Res: 0}, []Op{OpConnect}, false, false}, // connected, peer not recorded (a unix socket)
+		{wire.IOUring{Op: "connect", Res: 0}, []Op{OpConnect}, false, false},
 		{wire.IOUring{Op: "unlinkat", Res: 0, Name: &wire.Name{Requested: "/w/x"}}, nil, false, false},
 		{wire.IOUring{Op: "renameat", Res: 0, Name: &wire.Name{Requested: "/w/a"}}, []Op{OpRename}, false, false}, // the new name was not kept
 		{wire.IOUring{Op: "symlinkat", Res: -17, NewName: &wire.Name{Requested: "/w/s"}}, nil, false, false},

@@ -72,14 +72,14 @@ func shownIncomplete(e *wire.Kernel) (path, name, argv bool, hidden string) {
 			hidden = fmt.Sprintf("io_uring op %q is not the name of opcode %d (%s)", u.Op, u.Opcode, name)
 		case u.Direct && (!open || u.Res < 0 || u.File != nil || u.Created != nil || u.Access != "" || u.Ino != 0 || u.Dev != 0):
 			hidden = "only a completed io_uring open without a resolved file can be direct"
+		case u.File != nil && !open:
+			hidden = "an io_uring " + u.Op + " names an opened file"
 		case u.Created != nil && !open:
 			hidden = "an io_uring " + u.Op + " says whether it created a file"
 		case u.Created != nil && (u.File == nil || u.Res < 0):
 			hidden = "an io_uring completion without an opened file says whether it created one"
 		case (u.Name != nil || u.NewName != nil || u.Target != nil) && !ringNamed(name, u):
 			hidden = "io_uring " + u.Op + " has names it cannot have"
-		case u.Peer != nil && (name != "connect" || u.Res != 0 && u.Res != einprogress):
-			hidden = "only an io_uring connect that connected or is connecting has a peer"
 		}
 	}
 	return path, name, argv, hidden

@@ -234,13 +234,6 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		if u.Direct {
 			m.PutBool(AttrIOUringDirect, true)
 		}
-		if p := u.Peer; p != nil {
-			m.PutStr(AttrNetPeerAddress, p.Addr.Text())
-			m.PutInt(AttrNetPeerPort, int64(p.Port))
-			m.PutStr(AttrNetType, map[string]string{"inet": "ipv4", "inet6": "ipv6"}[p.Family])
-			m.PutStr(AttrNetFamily, p.Family)
-			m.PutStr(AttrNetAddrFrom, "socket")
-		}
 		putResult(m, u.Res)
 	}
 }

@@ -376,10 +376,6 @@ type IOUring struct {
 	// direct descriptor), not in a descriptor of the task; the file is
 	// not resolved (no File).
 	Direct bool `json:"direct,omitempty"`
-	// Peer: for a connect that connected (or is connecting), the peer
-	// the kernel's socket is connected to; absent otherwise, and in
-	// archives recorded before it was kept.
-	Peer *Peer `json:"peer,omitempty"`
 	// Name, NewName and Target: a file-tree request's names (unlinkat,
 	// mkdirat: Name; renameat, linkat: Name and NewName; symlinkat:
 	// Target and NewName), as FileOp has them, but each read from the
@@ -390,13 +386,6 @@ type IOUring struct {
 	Name    *Name  `json:"name,omitempty"`
 	NewName *Name  `json:"new_name,omitempty"`
 	Target  *Bytes `json:"target,omitempty"`
-}
-
-// Peer is an inet socket's peer address, read from the kernel's socket.
-type Peer struct {
-	Family string `json:"family"` // "inet" or "inet6"
-	Addr   Bytes  `json:"addr"`
-	Port   uint16 `json:"port"`
 }
 
 // Path is the name as a path: Requested when it is absolute (or there is

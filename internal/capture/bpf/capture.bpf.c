@@ -807,45 +807,36 @@ static __always_inline void user_sockaddr(struct slot *sl, __u64 sa, __u32 addrl
 	}
 }
 
-/* A socket's own address, the peer or the local end, into family, port
- * (host order) and addr: false when it is not an inet socket. */
-static __always_inline bool socket_addr_into(struct file *f, bool peer, __u16 *family, __u16 *port, __u8 *addr)
-{
-	struct socket *sock = BPF_CORE_READ(f, private_data);
-	struct sock *sk = BPF_CORE_READ(sock, sk);
-	if (!sk)
-		return false;
-	__u16 fam = BPF_CORE_READ(sk, __sk_common.skc_family);
-	if (fam != VIGIL_AF_INET && fam != VIGIL_AF_INET6)
-		return false;
-	*family = fam;
-	if (peer) {
-		__u16 p = BPF_CORE_READ(sk, __sk_common.skc_dport);
-		*port = (p >> 8) | (p << 8);
-		if (fam == VIGIL_AF_INET) {
-			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_daddr);
-			__builtin_memcpy(addr, &a, 4);
-		} else {
-			bpf_probe_read_kernel(addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_daddr));
-		}
-	} else {
-		*port = BPF_CORE_READ(sk, __sk_common.skc_num);
-		if (fam == VIGIL_AF_INET) {
-			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-			__builtin_memcpy(addr, &a, 4);
-		} else {
-			bpf_probe_read_kernel(addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_rcv_saddr));
-		}
-	}
-	return true;
-}
-
 /* The socket's own address: the peer, or the local end. */
 static __always_inline bool socket_addr(struct slot *sl, struct file *f, bool peer)
 {
 	struct vigil_net *n = &sl->s->body.net;
-	if (!socket_addr_into(f, peer, &n->family, &n->port, n->addr))
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
 		return false;
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != VIGIL_AF_INET && family != VIGIL_AF_INET6)
+		return false;
+	n->family = family;
+	if (peer) {
+		__u16 p = BPF_CORE_READ(sk, __sk_common.skc_dport);
+		n->port = (p >> 8) | (p << 8);
+		if (family == VIGIL_AF_INET) {
+			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+			__builtin_memcpy(n->addr, &a, 4);
+		} else {
+			bpf_probe_read_kernel(n->addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_daddr));
+		}
+	} else {
+		n->port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		if (family == VIGIL_AF_INET) {
+			__u32 a = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+			__builtin_memcpy(n->addr, &a, 4);
+		} else {
+			bpf_probe_read_kernel(n->addr, 16, __builtin_preserve_access_index(&sk->__sk_common.skc_v6_rcv_saddr));
+		}
+	}
 	sl->s->hdr.flags |= VIGIL_F_PEER_FROM_SOCKET;
 	no_str(sl);
 	return true;
@@ -1034,7 +1025,6 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 
 #define VIGIL_IORING_OP_OPENAT 18
 #define VIGIL_IORING_OP_OPENAT2 28
-#define VIGIL_IORING_OP_CONNECT 16
 
 /* io_uring completions io_uring_complete never sees, counted (health
  * io_uring_untraced) so that a record does not call itself complete
@@ -1231,11 +1221,6 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		u->f_mode = BPF_CORE_READ(f, f_mode);
 		u->f_flags = BPF_CORE_READ(f, f_flags);
 		add_file_path(&sl, f);
-	} else if (op == VIGIL_IORING_OP_CONNECT && (res == 0 || res == -VIGIL_EINPROGRESS)) {
-		/* The request's file is the socket (a fixed file included):
-		 * the peer the kernel connected it to, not the address the
-		 * request passed. */
-		socket_addr_into(BPF_CORE_READ(req, file), true, &u->family, &u->port, u->addr);
 	} else if (ring_fileop(op)) {
 		__u64 key = (__u64)req_;
 		struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names, &key);

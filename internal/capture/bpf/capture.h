@@ -255,11 +255,6 @@ struct vigil_iouring {
 	__u32 dev;
 	__u32 f_mode;
 	__u32 direct; /* opened into the ring's fixed-file table: no file resolved */
-	/* A connect that connected (or is connecting): the peer, from the
-	 * kernel's socket (family 0 otherwise). */
-	__u16 family;
-	__u16 port; /* host order */
-	__u8 addr[16];
 	/* A file-tree request (unlinkat, renameat, mkdirat, symlinkat,
 	 * linkat) whose names were kept at submission: s0/s1 the first
 	 * name's directory and name, s2/s3 the second's. */

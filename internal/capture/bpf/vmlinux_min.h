@@ -220,7 +220,6 @@ struct io_cqe {
 };
 
 struct io_kiocb {
-	struct file *file; /* the request's file: for a connect, the socket */
 	__u8 opcode;
 	/* io_req_flags_t: 32 or 64 bits by kernel; the low 32 hold the
 	 * IOSQE-mapped bits (little-endian read). */
