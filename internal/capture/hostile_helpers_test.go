@@ -405,7 +405,8 @@ func ioUringConnect(args []string) error {
 // forced onto a worker while the caller rewrites the name's buffer to
 // "sym" (the kernel copied "c" when it prepared the request), unlinkat
 // sub/b, unlinkat of a missing name, and unlinkat AT_REMOVEDIR of DIR/sub
-// by absolute name. Prints "user_data result" per request.
+// and renameat of DIR/sym to DIR/sym2, by absolute names. Prints
+// "user_data result" per request.
 func ioUringFileOps(args []string) error {
 	dir := args[0]
 	if err := os.WriteFile(filepath.Join(dir, "a"), nil, 0o644); err != nil {
@@ -446,9 +447,10 @@ func ioUringFileOps(args []string) error {
 		{op: 38, fd: int32(dfd), addr: ptr("link-target"), addr2: ptr("sym")},           // symlinkat
 		{op: 36, flags: 1 << 4, fd: int32(dfd), addr: uint64(uintptr(unsafe.Pointer(&victim[0]))), // unlinkat, IOSQE_ASYNC
 			rewrite: func() { copy(victim, "sym\x00") }},
-		{op: 36, fd: int32(dfd), addr: ptr("sub/b")},                                         // unlinkat
-		{op: 36, fd: int32(dfd), addr: ptr("missing")},                                       // unlinkat: ENOENT
-		{op: 36, fd: -100, addr: ptr(filepath.Join(dir, "sub")), opFlags: unix.AT_REMOVEDIR}, // rmdir, absolute
+		{op: 36, fd: int32(dfd), addr: ptr("sub/b")},                                                                      // unlinkat
+		{op: 36, fd: int32(dfd), addr: ptr("missing")},                                                                    // unlinkat: ENOENT
+		{op: 36, fd: -100, addr: ptr(filepath.Join(dir, "sub")), opFlags: unix.AT_REMOVEDIR},                              // rmdir, absolute
+		{op: 35, fd: -100, addr: ptr(filepath.Join(dir, "sym")), len: 0xffffff9c, addr2: ptr(filepath.Join(dir, "sym2"))}, // renameat, absolute
 	}
 	var out strings.Builder
 	for i, q := range reqs {
@@ -475,7 +477,7 @@ func ioUringFileOps(args []string) error {
 	}
 	runtime.KeepAlive(keep)
 	runtime.KeepAlive(victim)
-	if _, err := os.Lstat(filepath.Join(dir, "sym")); err != nil {
+	if _, err := os.Lstat(filepath.Join(dir, "sym2")); err != nil {
 		return fmt.Errorf("the rewritten name's file is gone: %w", err)
 	}
 	fmt.Print(out.String())

@@ -187,18 +187,24 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 }
 
 // ringFileOp is the action of an io_uring file-tree request whose names
-// the record has, as the syscall's would be.
+// the record has, as the syscall's would be. A relative name is no path:
+// the capture cannot tell the directory the kernel resolved it against
+// (the request's descriptor can be pointed elsewhere before the request
+// runs, or before it completes), so such a request is Unrecorded.
 func ringFileOp(u *wire.IOUring) (Action, bool) {
 	a := Action{Failed: u.Res < 0}
+	abs := func(n *wire.Name) bool {
+		return n != nil && !n.Missing && len(n.Requested) > 0 && n.Requested[0] == '/'
+	}
 	switch op := wire.IOUringOp(u.Opcode); {
-	case (op == "unlinkat" || op == "mkdirat") && u.Name != nil:
+	case (op == "unlinkat" || op == "mkdirat") && abs(u.Name):
 		a.Op, a.Path = OpDelete, namePath(*u.Name)
 		if op == "mkdirat" {
 			a.Op = OpMkdir
 		}
-	case op == "renameat" && u.Name != nil && u.NewName != nil:
+	case op == "renameat" && abs(u.Name) && abs(u.NewName):
 		a.Op, a.Path, a.To = OpRename, namePath(*u.Name), namePath(*u.NewName)
-	case (op == "linkat" || op == "symlinkat") && u.NewName != nil:
+	case (op == "linkat" || op == "symlinkat") && abs(u.NewName):
 		a.Op, a.Path = OpLink, namePath(*u.NewName)
 	default:
 		return a, false
@@ -222,11 +228,12 @@ func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, 
 // ioUringUnrecorded are the io_uring operations that act on an object
 // the capture does not decode (a path or address passed in the request),
 // by the Op they perform. Opens are decoded when they succeed, and
-// file-tree requests when their names were kept; others name nothing. A
-// connect's address is not recorded: the socket's peer at completion can
-// be another than the one it connected to (a completion can be deferred
-// while the workload reconnects the socket), and where the kernel keeps
-// its copy of the request's address differs between kernels.
+// file-tree requests when their names were kept and are absolute; others
+// name nothing. A connect's address is not recorded: the socket's peer at
+// completion can be another than the one it connected to (a completion
+// can be deferred while the workload reconnects the socket), and where
+// the kernel keeps its copy of the request's address differs between
+// kernels.
 var ioUringUnrecorded = map[string][]Op{
 	"unlinkat": {OpDelete}, "renameat": {OpRename}, "mkdirat": {OpMkdir},
 	"symlinkat": {OpLink}, "linkat": {OpLink}, "ftruncate": {OpTruncate},

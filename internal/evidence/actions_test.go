@@ -50,6 +50,7 @@ func TestActions(t *testing.T) {
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 38, Op: "symlinkat", Target: ptr(wire.Bytes("t")), NewName: name("/w/s")}},
 			[]Action{{Op: OpLink, Path: "/w/s"}}},
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Name: name("/w/a")}}, nil},
+		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Name: name("w/x")}}, nil}, // relative: no directory
 		{wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat"}}, nil},
 	}
 	for i, c := range cases {
@@ -112,7 +113,9 @@ func TestUnrecordedNamesCapturedOps(t *testing.T) {
 		{wire.IOUring{Op: "connect", Res: -115}, []Op{OpConnect}, false, false}, // in progress: done, not failed
 		{wire.IOUring{Op: "connect", Res: 0}, []Op{OpConnect}, false, false},
 		{wire.IOUring{Op: "unlinkat", Res: 0, Name: &wire.Name{Requested: "/w/x"}}, nil, false, false},
-		{wire.IOUring{Op: "renameat", Res: 0, Name: &wire.Name{Requested: "/w/a"}}, []Op{OpRename}, false, false}, // the new name was not kept
+		{wire.IOUring{Op: "renameat", Res: 0, Name: &wire.Name{Requested: "/w/a"}}, []Op{OpRename}, false, false},                                      // the new name was not kept
+		{wire.IOUring{Op: "renameat", Res: 0, Name: &wire.Name{Requested: "/w/a"}, NewName: &wire.Name{Requested: "b"}}, []Op{OpRename}, false, false}, // relative
+		{wire.IOUring{Op: "unlinkat", Res: -2, Name: &wire.Name{Requested: "x"}}, []Op{OpDelete}, true, false},
 		{wire.IOUring{Op: "symlinkat", Res: -17, NewName: &wire.Name{Requested: "/w/s"}}, nil, false, false},
 		{wire.IOUring{Op: "openat", Res: 0, Direct: true}, []Op{OpRead, OpWrite, OpCreate}, false, false},
 		{wire.IOUring{Op: "openat", Res: 3, File: &wire.ResolvedPath{Path: "/x"}, Created: wire.BoolRef(false)}, nil, false, false},

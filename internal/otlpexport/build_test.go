@@ -274,7 +274,7 @@ func TestIOUringOpenAttributes(t *testing.T) {
 		File: &wire.ResolvedPath{Path: "/tmp/ring-made"}, Access: wire.AccessWrite, Created: wire.BoolRef(true)}}
 	direct := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, UserData: 8, Direct: true}}
 	rename := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Res: 0, UserData: 10,
-		Name: &wire.Name{Requested: "a", Dir: &wire.ResolvedPath{Path: "/w"}}, NewName: &wire.Name{Requested: "/w/b"}}}
+		Name: &wire.Name{Requested: "/w/a"}, NewName: &wire.Name{Requested: "/w/b"}}}
 	b := evidencetest.WithExtra(20, 0, "", made, direct, rename)
 	x, err := Build(b, Options{})
 	if err != nil {

@@ -307,7 +307,7 @@ func TestCheckWithoutIOUringHook(t *testing.T) {
 // path is a violation, not an unseen action.
 func TestCheckJudgesIOUringUnlink(t *testing.T) {
 	b := withExtra(40, 2, wire.Kernel{Kind: wire.KindIOUring, Hook: "tp_btf/io_uring_complete",
-		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Name: &wire.Name{Requested: "passwd", Dir: &wire.ResolvedPath{Path: "/etc"}}}})
+		IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Name: &wire.Name{Requested: "/etc/passwd"}}})
 	r := Check(b, must(t, workspacePolicy))
 	if r.Status != StatusFail || !strings.Contains(r.Text(), "delete /etc/passwd") {
 		t.Errorf("want a violation naming the deleted file:\n%s", r.Text())

@@ -380,8 +380,8 @@ type IOUring struct {
 	// mkdirat: Name; renameat, linkat: Name and NewName; symlinkat:
 	// Target and NewName), as FileOp has them, but each read from the
 	// kernel's own copy of the name made when the request was prepared,
-	// so what the operation used. The directory of a relative name is
-	// resolved from the request's directory descriptor at completion.
+	// so what the operation used. A relative name has no Dir: which
+	// directory the request's descriptor named when it ran is not seen.
 	// Absent when the names were not kept (see Unrecorded).
 	Name    *Name  `json:"name,omitempty"`
 	NewName *Name  `json:"new_name,omitempty"`

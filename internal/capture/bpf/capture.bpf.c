@@ -1051,7 +1051,6 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 struct vigil_ring_names {
 	__u32 gen;
 	__u32 set; /* bit i: name i was read */
-	__s32 dfd[2];
 	char name[2][VIGIL_STR_MAX];
 };
 
@@ -1083,26 +1082,18 @@ static __noinline void ring_names_save(struct io_kiocb *req, __u32 op, __u32 gen
 	if (!v)
 		return;
 	struct filename *a = 0, *b = 0;
-	v->dfd[0] = VIGIL_AT_FDCWD;
-	v->dfd[1] = VIGIL_AT_FDCWD;
 	if (op == VIGIL_IORING_OP_UNLINKAT && bpf_core_type_exists(struct io_unlink)) {
 		struct io_unlink *x = (void *)req;
-		v->dfd[0] = BPF_CORE_READ(x, dfd);
 		a = BPF_CORE_READ(x, filename);
 	} else if (op == VIGIL_IORING_OP_MKDIRAT && bpf_core_type_exists(struct io_mkdir)) {
 		struct io_mkdir *x = (void *)req;
-		v->dfd[0] = BPF_CORE_READ(x, dfd);
 		a = BPF_CORE_READ(x, filename);
 	} else if (op == VIGIL_IORING_OP_RENAMEAT && bpf_core_type_exists(struct io_rename)) {
 		struct io_rename *x = (void *)req;
-		v->dfd[0] = BPF_CORE_READ(x, old_dfd);
-		v->dfd[1] = BPF_CORE_READ(x, new_dfd);
 		a = BPF_CORE_READ(x, oldpath);
 		b = BPF_CORE_READ(x, newpath);
 	} else if ((op == VIGIL_IORING_OP_LINKAT || op == VIGIL_IORING_OP_SYMLINKAT) && bpf_core_type_exists(struct io_link)) {
 		struct io_link *x = (void *)req;
-		v->dfd[0] = BPF_CORE_READ(x, old_dfd);
-		v->dfd[1] = BPF_CORE_READ(x, new_dfd);
 		a = BPF_CORE_READ(x, oldpath);
 		b = BPF_CORE_READ(x, newpath);
 	} else {
@@ -1118,30 +1109,20 @@ static __noinline void ring_names_save(struct io_kiocb *req, __u32 op, __u32 gen
 	bpf_map_update_elem(&ring_names, &key, v, BPF_ANY);
 }
 
-/* The kept names as strings: for each, the directory a relative name is
- * relative to (resolved now from the request's directory descriptor, as
- * sys_exit resolves a syscall's), then the name. A symlink's target is
- * text, not a name to resolve. */
-static __noinline void ring_names_add(struct slot *sl, struct vigil_ring_names *v, __u32 op)
+/* The kept names as strings: for each, no directory (s0, s2), then the
+ * name. A relative name's directory descriptor is resolved by the kernel
+ * when the request runs, which no tracepoint here shows, and the workload
+ * can point the descriptor elsewhere between submission and completion:
+ * so the directory is not recorded, and such a request is counted as one
+ * the record cannot show (evidence.Unrecorded). */
+static __noinline void ring_names_add(struct slot *sl, struct vigil_ring_names *v)
 {
 	for (int i = 0; i < 2; i++) {
-		if (!(v->set & (1u << i))) {
+		no_str(sl);
+		if (v->set & (1u << i))
+			add_kstr(sl, v->name[i]);
+		else
 			no_str(sl);
-			no_str(sl);
-			continue;
-		}
-		if (op == VIGIL_IORING_OP_SYMLINKAT && i == 0) {
-			no_str(sl);
-		} else if (v->name[i][0] != '/') {
-			int dfd = v->dfd[i];
-			if (dfd == VIGIL_AT_FDCWD)
-				add_cwd(sl);
-			else
-				add_file_path(sl, fd_file(dfd));
-		} else {
-			no_str(sl);
-		}
-		add_kstr(sl, v->name[i]);
 	}
 }
 
@@ -1226,7 +1207,7 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names, &key);
 		if (v && v->gen == gen) {
 			u->names = 1;
-			ring_names_add(&sl, v, op);
+			ring_names_add(&sl, v);
 			bpf_map_delete_elem(&ring_names, &key);
 		}
 	}

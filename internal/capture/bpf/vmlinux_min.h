@@ -243,25 +243,19 @@ struct filename {
  * names as the kernel copied them when it prepared the request. (Linux 6.0
  * on; before, link and symlink had other structs and are not read.) */
 struct io_unlink {
-	int dfd;
 	struct filename *filename;
 };
 
 struct io_mkdir {
-	int dfd;
 	struct filename *filename;
 };
 
 struct io_rename {
-	int old_dfd;
-	int new_dfd;
 	struct filename *oldpath;
 	struct filename *newpath;
 };
 
 struct io_link {
-	int old_dfd;
-	int new_dfd;
 	struct filename *oldpath;
 	struct filename *newpath;
 };
