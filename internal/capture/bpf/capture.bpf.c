@@ -1078,6 +1078,10 @@ static __always_inline bool ring_fileop(__u8 op)
 static __noinline void ring_names_save(struct io_kiocb *req, __u32 op, __u32 gen)
 {
 	__u32 zero = 0;
+	__u64 key = (__u64)req;
+	/* Whatever an earlier request at this address left (one whose
+	 * completion was never seen) is not this one's. */
+	bpf_map_delete_elem(&ring_names, &key);
 	struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names_scratch, &zero);
 	if (!v)
 		return;
@@ -1105,7 +1109,6 @@ static __noinline void ring_names_save(struct io_kiocb *req, __u32 op, __u32 gen
 		v->set |= 1;
 	if (b && bpf_probe_read_kernel_str(v->name[1], VIGIL_STR_MAX, BPF_CORE_READ(b, name)) > 0)
 		v->set |= 2;
-	__u64 key = (__u64)req;
 	bpf_map_update_elem(&ring_names, &key, v, BPF_ANY);
 }
 
