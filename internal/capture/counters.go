@@ -69,3 +69,21 @@ func zeroCounters(m *ebpf.Map) error {
 	}
 	return nil
 }
+
+// ringOpen is how many io_uring requests of the run were followed from
+// submission without their completion being seen, or, if larger, how
+// many of its completions were queued past a full CQ ring (each of those
+// leaves its request open, but a later request that fails before
+// submission at the same address completes against it). The per-CPU
+// counts of a request's submission and completion may be on different
+// CPUs; their sums are exact.
+func ringOpen(cnt counterSnapshot) uint64 {
+	opened := wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_RING_OPEN))
+	done := wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_RING_DONE))
+	overflowed := wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_RING_OVERFLOW))
+	var open uint64
+	if opened > done {
+		open = opened - done
+	}
+	return max(open, overflowed)
+}

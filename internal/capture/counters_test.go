@@ -60,3 +60,36 @@ func TestDropCausesAreCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestRingOpen: requests followed from submission whose completion was not
+// seen are untraced, and overflows count on their own: a later request
+// that fails before submission at an overflowed request's address
+// completes against its entry and must not net the overflow away.
+func TestRingOpen(t *testing.T) {
+	at := func(class vigilBPFVigilCounterClass) int {
+		for i, k := range kindByIndex {
+			if k == wire.KindIOUring {
+				return int(class)*numKinds + int(i)
+			}
+		}
+		t.Fatal("no io_uring kind")
+		return 0
+	}
+	for _, c := range []struct {
+		opened, done, overflowed, want uint64
+	}{
+		{5, 5, 0, 0},
+		{5, 3, 0, 2},  // two never completed where the run could see
+		{10, 8, 2, 2}, // two overflowed: their entries stay open
+		{1, 1, 1, 1},  // the overflowed request's entry taken by a prep failure
+		{0, 0, 0, 0},
+	} {
+		cnt := make(counterSnapshot, int(vigilBPFVigilCounterClassVIGIL_NCLASSES)*numKinds)
+		cnt[at(vigilBPFVigilCounterClassVIGIL_C_RING_OPEN)] = c.opened
+		cnt[at(vigilBPFVigilCounterClassVIGIL_C_RING_DONE)] = c.done
+		cnt[at(vigilBPFVigilCounterClassVIGIL_C_RING_OVERFLOW)] = c.overflowed
+		if got := ringOpen(cnt); got != c.want {
+			t.Errorf("opened %d, done %d, overflowed %d: %d untraced, want %d", c.opened, c.done, c.overflowed, got, c.want)
+		}
+	}
+}

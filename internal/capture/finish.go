@@ -33,9 +33,12 @@ type Result struct {
 	// Compat counts, per kind, 32-bit (compat) syscalls of the run, which
 	// the capture does not decode.
 	Compat map[wire.Kind]uint64
-	// IOUringUntraced counts io_uring completions of the run that never
-	// pass io_uring_complete: requests submitted with
-	// IOSQE_CQE_SKIP_SUCCESS, and completions past a full CQ ring.
+	// IOUringUntraced counts io_uring requests of the run whose
+	// completion was not recorded: requests submitted with
+	// IOSQE_CQE_SKIP_SUCCESS, completions past a full CQ ring, completions
+	// posted by a task not the run's (a kworker tearing the ring down
+	// after the run's tasks exited without reaping), requests still open
+	// when the capture ended, and requests beyond the in-flight table.
 	IOUringUntraced uint64
 	// LiveTasks is the number of tracked tasks still alive when the
 	// capture closed; 0 when every task of the run had exited.
@@ -113,7 +116,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 		Untracked:       wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACKED)),
 		LiveTasks:       live,
 		Compat:          cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_COMPAT),
-		IOUringUntraced: wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACED)),
+		IOUringUntraced: wire.Total(cnt.perKind(vigilBPFVigilCounterClassVIGIL_C_UNTRACED)) + ringOpen(cnt),
 		Drops:           map[wire.Kind]uint64{},
 		DecodeErrors:    st.decodeErrors,
 		ReadFaults:      st.faults,

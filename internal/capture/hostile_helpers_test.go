@@ -33,6 +33,7 @@ var v2Helpers = map[string]func(args []string) error{
 	"iouring-connect":   ioUringConnect,
 	"iouring-fileops":   ioUringFileOps,
 	"iouring-cqe-forge": ioUringCQEForge,
+	"iouring-unreaped":  ioUringUnreaped,
 	"send":              sendWithDestination,
 	"mutate":            mutate,
 	"exec-fail":         execFail,
@@ -548,6 +549,29 @@ func ioUringCQEForge(args []string) error {
 	return nil
 }
 
+// ioUringUnreaped PATH: submits an unlinkat of PATH on a ring whose
+// completions wait for the task to ask (IORING_SETUP_SINGLE_ISSUER |
+// IORING_SETUP_DEFER_TASKRUN), and exits without asking: the kernel
+// completes the request while tearing the ring down, in a kworker.
+func ioUringUnreaped(args []string) error {
+	r, err := newTestRingFlags(4, 1<<12|1<<13)
+	if err != nil {
+		return err
+	}
+	path := cstr(args[0], 256)
+	sqe := r.sqe()
+	sqe[0] = 36 // IORING_OP_UNLINKAT
+	binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c))
+	binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
+	binary.LittleEndian.PutUint64(sqe[32:], 6000)
+	if err := r.enter(1, 0); err != nil {
+		return err
+	}
+	runtime.KeepAlive(path)
+	os.Exit(0) // without reaping, or closing the ring
+	return nil
+}
+
 // testRing is an io_uring instance driven by hand (no liburing): one
 // submission at a time at the SQ tail, completions reaped at the CQ head.
 type testRing struct {
@@ -557,8 +581,12 @@ type testRing struct {
 	params       [120]byte
 }
 
-func newTestRing(entries uint32) (*testRing, error) {
+func newTestRing(entries uint32) (*testRing, error) { return newTestRingFlags(entries, 0) }
+
+// newTestRingFlags sets the ring up with IORING_SETUP_* flags.
+func newTestRingFlags(entries, flags uint32) (*testRing, error) {
 	r := &testRing{sqOff: 40, cqOff: 80} // struct io_sqring_offsets, io_cqring_offsets
+	binary.LittleEndian.PutUint32(r.params[8:], flags)
 	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&r.params[0])), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", errno)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -329,6 +330,38 @@ func TestIOUringForgedCQENeverMisrecorded(t *testing.T) {
 	if got[target] != n || len(got) != 1 {
 		t.Fatalf("%d io_uring opens of %s recorded as %v", n, target, got)
 	}
+}
+
+// A request the run submitted and never reaped, completed by the kernel
+// while it tears the ring down (in a kworker, not a task of the run):
+// the unlink happened, and the record either shows it or counts it as
+// untraced; it never passes silently.
+func TestIOUringUnreapedCounted(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := runHelperIn(t, "iouring-unreaped", victim)
+	// The ring is torn down after the task exits: wait for the unlink.
+	for i := 0; ; i++ {
+		if _, err := os.Stat(victim); os.IsNotExist(err) {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("%s still exists: the request did not run", victim)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	recorded := 0
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		if u := e.IOUring; u.UserData == 6000 && u.Name != nil && string(u.Name.Requested) == victim {
+			recorded++
+		}
+	}
+	if recorded == 0 && r.IOUringUntraced == 0 {
+		t.Fatalf("the unlink of %s is neither recorded nor counted (io_uring untraced 0)", victim)
+	}
+	t.Logf("recorded %d, untraced %d", recorded, r.IOUringUntraced)
 }
 
 // io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.

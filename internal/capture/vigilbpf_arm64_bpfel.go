@@ -23,14 +23,17 @@ const (
 type vigilBPFVigilCounterClass uint32
 
 const (
-	vigilBPFVigilCounterClassVIGIL_C_EMIT      vigilBPFVigilCounterClass = 0
-	vigilBPFVigilCounterClassVIGIL_C_DROP      vigilBPFVigilCounterClass = 1
-	vigilBPFVigilCounterClassVIGIL_C_BUSY      vigilBPFVigilCounterClass = 2
-	vigilBPFVigilCounterClassVIGIL_C_LATE      vigilBPFVigilCounterClass = 3
-	vigilBPFVigilCounterClassVIGIL_C_UNTRACKED vigilBPFVigilCounterClass = 4
-	vigilBPFVigilCounterClassVIGIL_C_COMPAT    vigilBPFVigilCounterClass = 5
-	vigilBPFVigilCounterClassVIGIL_C_UNTRACED  vigilBPFVigilCounterClass = 6
-	vigilBPFVigilCounterClassVIGIL_NCLASSES    vigilBPFVigilCounterClass = 7
+	vigilBPFVigilCounterClassVIGIL_C_EMIT          vigilBPFVigilCounterClass = 0
+	vigilBPFVigilCounterClassVIGIL_C_DROP          vigilBPFVigilCounterClass = 1
+	vigilBPFVigilCounterClassVIGIL_C_BUSY          vigilBPFVigilCounterClass = 2
+	vigilBPFVigilCounterClassVIGIL_C_LATE          vigilBPFVigilCounterClass = 3
+	vigilBPFVigilCounterClassVIGIL_C_UNTRACKED     vigilBPFVigilCounterClass = 4
+	vigilBPFVigilCounterClassVIGIL_C_COMPAT        vigilBPFVigilCounterClass = 5
+	vigilBPFVigilCounterClassVIGIL_C_UNTRACED      vigilBPFVigilCounterClass = 6
+	vigilBPFVigilCounterClassVIGIL_C_RING_OPEN     vigilBPFVigilCounterClass = 7
+	vigilBPFVigilCounterClassVIGIL_C_RING_DONE     vigilBPFVigilCounterClass = 8
+	vigilBPFVigilCounterClassVIGIL_C_RING_OVERFLOW vigilBPFVigilCounterClass = 9
+	vigilBPFVigilCounterClassVIGIL_NCLASSES        vigilBPFVigilCounterClass = 10
 )
 
 type vigilBPFVigilExec struct {
@@ -237,6 +240,7 @@ type vigilBPFVigilSysentry struct {
 const (
 	vigilBPFMapCounters               = "counters"
 	vigilBPFMapEvents                 = "events"
+	vigilBPFMapRingInflight           = "ring_inflight"
 	vigilBPFMapRingNames              = "ring_names"
 	vigilBPFMapRingNamesScratch       = "ring_names_scratch"
 	vigilBPFMapScratch                = "scratch"
@@ -325,6 +329,7 @@ type vigilBPFProgramSpecs struct {
 type vigilBPFMapSpecs struct {
 	Counters         *ebpf.MapSpec `ebpf:"counters"`
 	Events           *ebpf.MapSpec `ebpf:"events"`
+	RingInflight     *ebpf.MapSpec `ebpf:"ring_inflight"`
 	RingNames        *ebpf.MapSpec `ebpf:"ring_names"`
 	RingNamesScratch *ebpf.MapSpec `ebpf:"ring_names_scratch"`
 	Scratch          *ebpf.MapSpec `ebpf:"scratch"`
@@ -373,6 +378,7 @@ func (o *vigilBPFObjects) Close() error {
 type vigilBPFMaps struct {
 	Counters         *ebpf.Map `ebpf:"counters"`
 	Events           *ebpf.Map `ebpf:"events"`
+	RingInflight     *ebpf.Map `ebpf:"ring_inflight"`
 	RingNames        *ebpf.Map `ebpf:"ring_names"`
 	RingNamesScratch *ebpf.Map `ebpf:"ring_names_scratch"`
 	Scratch          *ebpf.Map `ebpf:"scratch"`
@@ -385,6 +391,7 @@ func (m *vigilBPFMaps) Close() error {
 	return _VigilBPFClose(
 		m.Counters,
 		m.Events,
+		m.RingInflight,
 		m.RingNames,
 		m.RingNamesScratch,
 		m.Scratch,

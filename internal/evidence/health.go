@@ -247,7 +247,7 @@ func buildKernelLayer(in HealthInput, h wire.Health) wire.KernelLayer {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d 32-bit (compat) syscalls of the run were counted but not decoded (%s)", n, nonZero(h.CompatSyscalls)))
 	}
 	if h.IOUringUntraced > 0 {
-		k.Reasons = append(k.Reasons, fmt.Sprintf("%d io_uring request(s) of the run were submitted with IOSQE_CQE_SKIP_SUCCESS or completed past a full CQ ring: their completion may not pass io_uring_complete, so what they did may not be recorded", h.IOUringUntraced))
+		k.Reasons = append(k.Reasons, fmt.Sprintf("%d io_uring request(s) of the run were submitted with IOSQE_CQE_SKIP_SUCCESS, completed past a full CQ ring, completed by a task not the run's (a ring torn down unreaped) or still open at the end: their completion was not recorded, so what they did may not be", h.IOUringUntraced))
 	}
 	if h.UntrackedTasks > 0 {
 		k.Reasons = append(k.Reasons, fmt.Sprintf("%d new task(s) of the run could not be marked as such in the kernel: what they did was not captured", h.UntrackedTasks))

@@ -67,7 +67,7 @@ func TestBuildHealth(t *testing.T) {
 		{name: "untracked tasks", mod: func(in *evidence.HealthInput) { in.Untracked = 1 },
 			kernel: "partial", kernelWhy: []string{"1 new task(s) of the run could not be marked"}, corr: "clean", sdk: "absent"},
 		{name: "io_uring completions not traced", mod: func(in *evidence.HealthInput) { in.IOUringUntraced = 3 },
-			kernel: "partial", kernelWhy: []string{"3 io_uring request(s) of the run were submitted with IOSQE_CQE_SKIP_SUCCESS or completed past a full CQ ring"}, corr: "clean", sdk: "absent"},
+			kernel: "partial", kernelWhy: []string{"3 io_uring request(s) of the run were submitted with IOSQE_CQE_SKIP_SUCCESS, completed past a full CQ ring, completed by a task not the run's"}, corr: "clean", sdk: "absent"},
 		{name: "covered class not attached", mod: func(in *evidence.HealthInput) {
 			in.Coverage.Covered[0].Attached = false
 		}, kernel: "partial", kernelWhy: []string{"covered class exec has no attached hook (tp_btf/sched_process_exec)"}, corr: "clean", sdk: "absent"},

@@ -22,8 +22,9 @@ type CoveredClass struct {
 }
 
 // UncoveredIOUringUntraced is the uncovered class of a host where io_uring
-// completions are recorded but those that skip the completion hook cannot
-// be counted (kernels before about 6.3 lack io_uring_submit_req).
+// completions are recorded but those not recorded (skipped, overflowed,
+// posted by a task not the run's) cannot be counted (kernels before about
+// 6.3 lack io_uring_submit_req).
 const UncoveredIOUringUntraced = "io_uring_untraced"
 
 // UncoveredClass is one operation class the capture does not record.

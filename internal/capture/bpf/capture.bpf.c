@@ -1030,8 +1030,10 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
  * io_uring_untraced) so that a record does not call itself complete
  * without them: a request submitted with IOSQE_CQE_SKIP_SUCCESS posts no
  * completion when it succeeds (counted at submission, whatever its
- * outcome), and a completion past a full CQ ring is queued without
- * passing io_uring_complete. */
+ * outcome); any other request of the run is followed from submission
+ * (ring_inflight), so one whose completion is queued past a full CQ ring,
+ * posted by a task not the run's, or never posted while the capture runs
+ * is counted too. */
 #define VIGIL_REQ_F_CQE_SKIP (1U << 6) /* REQ_F_CQE_SKIP_BIT = IOSQE_CQE_SKIP_SUCCESS_BIT */
 
 #define VIGIL_IORING_OP_RENAMEAT 35
@@ -1129,6 +1131,21 @@ static __noinline void ring_names_add(struct slot *sl, struct vigil_ring_names *
 	}
 }
 
+/* The run's requests from submission to completion, keyed by request:
+ * a completion can be posted by a task that is not the run's (a kworker
+ * tearing the ring down after the run's tasks exited without reaping),
+ * where the completion program records nothing. Such a completion, and a
+ * request still open when the capture ends (RING_OPEN - RING_DONE), is
+ * counted as untraced, so the record does not call itself complete. */
+#define VIGIL_RING_INFLIGHT 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VIGIL_RING_INFLIGHT);
+	__type(key, __u64);
+	__type(value, __u32);
+} ring_inflight SEC(".maps");
+
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(handle_io_uring_submit, void *req_)
 {
@@ -1136,20 +1153,39 @@ int BPF_PROG(handle_io_uring_submit, void *req_)
 	if (!req_ || !current_tracked(gen))
 		return 0;
 	struct io_kiocb *req = req_;
-	if (BPF_CORE_READ(req, flags) & VIGIL_REQ_F_CQE_SKIP)
+	__u64 key = (__u64)req_;
+	if (BPF_CORE_READ(req, flags) & VIGIL_REQ_F_CQE_SKIP) {
+		/* Counted now; its completion, if it fails, is recorded
+		 * without names (none are kept for it). */
 		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+		bpf_map_delete_elem(&ring_inflight, &key);
+		bpf_map_delete_elem(&ring_names, &key);
+		return 0;
+	}
+	if (bpf_map_update_elem(&ring_inflight, &key, &gen, BPF_ANY)) {
+		/* Too many in flight to follow this one. */
+		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+		return 0;
+	}
+	count_in(gen, VIGIL_C_RING_OPEN, VIGIL_KIND_IO_URING);
 	__u8 op = BPF_CORE_READ(req, opcode);
 	if (ring_fileop(op))
 		ring_names_save(req, op, gen);
 	return 0;
 }
 
+/* A completion queued past a full CQ ring never passes io_uring_complete,
+ * and leaves its request's entry in ring_inflight; a later request at the
+ * same address that fails before submission (in prep, unseen by
+ * io_uring_submit_req) would complete against it and net the count to
+ * zero. Overflows are counted on their own, and the capture counts as
+ * untraced the larger of the two. */
 SEC("tp_btf/io_uring_cqe_overflow")
 int BPF_PROG(handle_io_uring_overflow, void *ctx_)
 {
 	__u32 gen = session.gen;
 	if (current_tracked(gen))
-		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+		count_in(gen, VIGIL_C_RING_OVERFLOW, VIGIL_KIND_IO_URING);
 	return 0;
 }
 
@@ -1161,8 +1197,26 @@ SEC("tp_btf/io_uring_complete")
 int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 {
 	__u32 gen = session.gen;
-	if (!req_ || !current_tracked(gen))
+	if (!req_)
 		return 0;
+	/* Whether the run submitted this request: its names were kept only
+	 * then, and a completion by a task not the run's is counted. */
+	__u64 key = (__u64)req_;
+	bool followed = false;
+	__u32 *opened = bpf_map_lookup_elem(&ring_inflight, &key);
+	if (opened) {
+		followed = *opened == gen;
+		bpf_map_delete_elem(&ring_inflight, &key);
+		if (followed)
+			count_in(gen, VIGIL_C_RING_DONE, VIGIL_KIND_IO_URING);
+	}
+	if (!current_tracked(gen)) {
+		if (followed) {
+			count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
+			bpf_map_delete_elem(&ring_names, &key);
+		}
+		return 0;
+	}
 	struct io_kiocb *req = req_;
 	long res;
 	__u64 user_data;
@@ -1206,13 +1260,13 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		u->f_flags = BPF_CORE_READ(f, f_flags);
 		add_file_path(&sl, f);
 	} else if (ring_fileop(op)) {
-		__u64 key = (__u64)req_;
 		struct vigil_ring_names *v = bpf_map_lookup_elem(&ring_names, &key);
-		if (v && v->gen == gen) {
+		if (v && followed && v->gen == gen) {
 			u->names = 1;
 			ring_names_add(&sl, v);
-			bpf_map_delete_elem(&ring_names, &key);
 		}
+		if (v)
+			bpf_map_delete_elem(&ring_names, &key);
 	}
 	emit(&sl, VIGIL_KIND_IO_URING);
 	return 0;

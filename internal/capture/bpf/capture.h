@@ -71,6 +71,9 @@ enum vigil_counter_class {
 	VIGIL_C_UNTRACKED,  /* a task could not be marked as tracked */
 	VIGIL_C_COMPAT,     /* a 32-bit (compat) syscall, not decoded */
 	VIGIL_C_UNTRACED,   /* an io_uring completion io_uring_complete never sees */
+	VIGIL_C_RING_OPEN,  /* an io_uring request of the run followed from submission */
+	VIGIL_C_RING_DONE,  /* ... and its completion seen, in whatever task */
+	VIGIL_C_RING_OVERFLOW, /* a completion of the run queued past a full CQ ring */
 	VIGIL_NCLASSES,
 };
 
