@@ -65,7 +65,7 @@ var notCovered = []Uncovered{
 	{"other_syscalls", "syscalls not listed as covered (e.g. name_to_handle_at, sendmmsg, setxattr, mount, kill) are not recorded"},
 	{"compat_32bit", "32-bit (compat) and x32 syscalls of the covered classes are counted per kind (compat_syscalls; 32-bit socketcall under connect) but not decoded, which makes the kernel layer partial; on arm64, AArch32 tasks' syscalls are not counted"},
 	{"network_namespaces", "addresses are as seen in the task's own network namespace; the namespace is not recorded"},
-	{"mount_namespaces", "resolved paths are relative to the root of the task's mount namespace (a chroot is not subtracted); the namespace is not recorded"},
+	{"mount_namespaces", "resolved paths are relative to the root of the task's mount namespace (a chroot is not subtracted); a name is as the task passed it, so after a chroot, or in another mount namespace, an absolute name (of an unlink, a rename, a failed open) is relative to that root, not the host's; the namespace and the root are not recorded"},
 	{"failed_file_op_paths", "a name's path is the kernel's resolved directory joined with the name as read from the caller's memory after the call: a thread of the caller that rewrites the name during the call can make it differ from what the kernel used"},
 	{"io_uring_arguments", "io_uring operations other than opens and the file-tree requests, opens into the ring's fixed-file table (direct), and file-tree requests whose names were not kept are recorded by opcode and result only (vigil check counts those a policy could deny as unseen)"},
 	{"kernel_threads", "work done by kernel threads on the run's behalf (other than io_uring workers) is not attributed to the run"},
