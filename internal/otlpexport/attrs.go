@@ -219,13 +219,18 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 	case e.IOUring != nil:
 		u := e.IOUring
 		m.PutStr(AttrIOUringOp, u.Op)
+		// A relative name has no directory (the capture cannot see which
+		// the request's descriptor named): it is no path, only the name
+		// as requested.
 		switch {
 		case u.File != nil:
 			putPath(m, AttrFilePath, u.File)
+		case u.Name != nil && u.Name.Dir == nil && !strings.HasPrefix(string(u.Name.Requested), "/"):
+			m.PutStr(AttrRequested, u.Name.Requested.Text())
 		case u.Name != nil:
 			m.PutStr(AttrFilePath, u.Name.Path().Text())
 		}
-		if u.NewName != nil {
+		if u.NewName != nil && (u.NewName.Dir != nil || strings.HasPrefix(string(u.NewName.Requested), "/")) {
 			m.PutStr(AttrNewPath, u.NewName.Path().Text())
 		}
 		if u.Created != nil {

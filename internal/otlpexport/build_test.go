@@ -275,7 +275,8 @@ func TestIOUringOpenAttributes(t *testing.T) {
 	direct := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 18, Op: "openat", Res: 0, UserData: 8, Direct: true}}
 	rename := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Res: 0, UserData: 10,
 		Name: &wire.Name{Requested: "/w/a"}, NewName: &wire.Name{Requested: "/w/b"}}}
-	b := evidencetest.WithExtra(20, 0, "", made, direct, rename)
+	relative := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Res: 0, UserData: 11, Name: &wire.Name{Requested: "sub/x"}}}
+	b := evidencetest.WithExtra(20, 0, "", made, direct, rename, relative)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -289,6 +290,12 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 			m := e.Attributes()
 			found++
+			if strAttr(m, AttrIOUringOp) == "unlinkat" {
+				if _, has := m.Get(AttrFilePath); has || strAttr(m, AttrRequested) != "sub/x" {
+					t.Errorf("io_uring unlinkat of a relative name exported as %v", m.AsRaw())
+				}
+				continue
+			}
 			if strAttr(m, AttrIOUringOp) == "renameat" {
 				if strAttr(m, AttrFilePath) != "/w/a" || strAttr(m, AttrNewPath) != "/w/b" {
 					t.Errorf("io_uring renameat exported as %v", m.AsRaw())
@@ -306,8 +313,8 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 		}
 	}
-	if found != 3 {
-		t.Fatalf("%d io_uring events exported, want 3", found)
+	if found != 4 {
+		t.Fatalf("%d io_uring events exported, want 4", found)
 	}
 }
 
