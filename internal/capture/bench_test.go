@@ -162,6 +162,56 @@ func BenchmarkSyscall(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkIOUringBystander measures what an open capture costs io_uring
+// requests of tasks outside the session (the submission and completion
+// programs run for every request on the host; each looks the request up
+// in ring_inflight): a NOP submitted and reaped at a time, by a helper
+// process, without a capture and with a capture of another cgroup,
+// alternating. added-ns/request is the median of the per-round
+// differences.
+func BenchmarkIOUringBystander(b *testing.B) {
+	testenv.RequireRoot(b)
+	cg := testCgroup(b)
+	const perRound = 100_000
+	rounds := max(b.N/perRound, 5)
+	loop := func() float64 {
+		out, err := helper(b, "", "ringnoploop", strconv.Itoa(perRound)).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ns
+	}
+	var none, capt, added []float64
+	b.ResetTimer()
+	for r := range rounds {
+		var n, k float64
+		for i := range 2 {
+			if (r+i)%2 == 0 {
+				n = loop()
+				continue
+			}
+			c, err := Open(Config{CgroupPath: cg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k = loop()
+			if err := c.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		none, capt, added = append(none, n), append(capt, k), append(added, k-n)
+	}
+	b.StopTimer()
+	b.ReportMetric(median(none), "none-ns/request")
+	b.ReportMetric(median(capt), "capture-ns/request")
+	b.ReportMetric(median(added), "added-ns/request")
+	b.ReportMetric(0, "ns/op")
+}
+
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)

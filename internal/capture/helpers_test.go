@@ -56,6 +56,25 @@ func runHelper(mode string, args []string) error {
 		}
 		fmt.Println(float64(threadCPU()-start) / float64(n))
 		return nil
+	case "ringnoploop": // N: N io_uring NOPs, one submitted and reaped at a time; print the thread's CPU ns per NOP
+		var n int
+		fmt.Sscan(args[0], &n)
+		runtime.LockOSThread()
+		r, err := newTestRing(4)
+		if err != nil {
+			return err
+		}
+		defer r.close()
+		start := threadCPU()
+		for range n {
+			r.sqe() // IORING_OP_NOP: a cleared entry
+			if err := r.enter(1, 1); err != nil {
+				return err
+			}
+			r.reap()
+		}
+		fmt.Println(float64(threadCPU()-start) / float64(n))
+		return nil
 	case "firstopen": // CGROUP: Preflight, Open, Close in a fresh process; print µs of each
 		start := time.Now()
 		if err := Preflight(Config{}); err != nil {
