@@ -113,17 +113,7 @@ func BenchmarkSyscall(b *testing.B) {
 	// A helper process loops, so that nothing of this process (the
 	// capture's reader, its timers, the collector) runs on the measured
 	// thread.
-	loop := func() float64 {
-		out, err := helper(b, "", "getpidloop", strconv.Itoa(perRound)).Output()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return ns
-	}
+	loop := func() float64 { return helperNs(b, "getpidloop", perRound) }
 	b.ResetTimer()
 	for r := range rounds {
 		// The order of the three states turns every round, so that
@@ -174,17 +164,7 @@ func BenchmarkIOUringBystander(b *testing.B) {
 	cg := testCgroup(b)
 	const perRound = 100_000
 	rounds := max(b.N/perRound, 5)
-	loop := func() float64 {
-		out, err := helper(b, "", "ringnoploop", strconv.Itoa(perRound)).Output()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return ns
-	}
+	loop := func() float64 { return helperNs(b, "ringnoploop", perRound) }
 	var none, capt, added []float64
 	b.ResetTimer()
 	for r := range rounds {
@@ -210,6 +190,20 @@ func BenchmarkIOUringBystander(b *testing.B) {
 	b.ReportMetric(median(capt), "capture-ns/request")
 	b.ReportMetric(median(added), "added-ns/request")
 	b.ReportMetric(0, "ns/op")
+}
+
+// helperNs runs helper mode for n operations and returns the ns per
+// operation it prints.
+func helperNs(b *testing.B, mode string, n int) float64 {
+	out, err := helper(b, "", mode, strconv.Itoa(n)).Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ns
 }
 
 func median(xs []float64) float64 {

@@ -164,27 +164,14 @@ func raceConnect(args []string) error {
 	n, _ := strconv.Atoi(args[0])
 	var ports [2]uint16
 	for i := range ports {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		l, port, err := loopbackListener()
 		if err != nil {
 			return err
 		}
 		defer l.Close()
-		ports[i] = uint16(l.Addr().(*net.TCPAddr).Port)
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
+		ports[i] = port
 	}
-	// struct sockaddr_in: family, port (big endian), address.
-	sa := make([]byte, 16)
-	binary.LittleEndian.PutUint16(sa[0:], unix.AF_INET)
-	copy(sa[4:], []byte{127, 0, 0, 1})
-	binary.BigEndian.PutUint16(sa[2:], ports[0])
+	sa := loopbackSockaddr(ports[0])
 	var stop atomic.Bool
 	go func() {
 		for i := 0; !stop.Load(); i++ {
@@ -301,6 +288,35 @@ func ioUringOpen(args []string) error {
 	return nil
 }
 
+// loopbackListener listens on a free loopback port, accepting (and
+// closing) every connection until it is closed.
+func loopbackListener() (net.Listener, uint16, error) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l, uint16(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+// loopbackSockaddr is a struct sockaddr_in for 127.0.0.1:port: family,
+// port (big endian), address.
+func loopbackSockaddr(port uint16) []byte {
+	sa := make([]byte, 16)
+	binary.LittleEndian.PutUint16(sa[0:], unix.AF_INET)
+	binary.BigEndian.PutUint16(sa[2:], port)
+	copy(sa[4:], []byte{127, 0, 0, 1})
+	return sa
+}
+
 // ioUringConnect N: connects N sockets through io_uring
 // (IORING_OP_CONNECT), alternately inline and forced onto an io-wq worker,
 // to one of two loopback listeners, through one sockaddr buffer whose port
@@ -311,30 +327,18 @@ func ioUringConnect(args []string) error {
 	n, _ := strconv.Atoi(args[0])
 	var ports [3]uint16
 	for i := range ports {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		l, port, err := loopbackListener()
 		if err != nil {
 			return err
 		}
-		ports[i] = uint16(l.Addr().(*net.TCPAddr).Port)
+		ports[i] = port
 		if i == 2 {
 			l.Close() // nothing listens there any more
 			continue
 		}
 		defer l.Close()
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
 	}
-	sa := make([]byte, 16)
-	binary.LittleEndian.PutUint16(sa[0:], unix.AF_INET)
-	copy(sa[4:], []byte{127, 0, 0, 1})
-	binary.BigEndian.PutUint16(sa[2:], ports[0])
+	sa := loopbackSockaddr(ports[0])
 	var stop atomic.Bool
 	flipped := make(chan struct{})
 	go func() {
