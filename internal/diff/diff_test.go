@@ -137,7 +137,7 @@ func TestCompareUnrecordedIOUringIsIncomplete(t *testing.T) {
 	if !r.Incomplete || r.A.Unrecorded != 0 || r.B.Unrecorded != 1 {
 		t.Fatalf("incomplete %v, unrecorded A %d B %d", r.Incomplete, r.A.Unrecorded, r.B.Unrecorded)
 	}
-	if txt := r.Text(); !strings.Contains(txt, "(1 events on objects not recorded)") || !strings.Contains(txt, "warning: a record is incomplete") {
+	if txt := r.Text(); !strings.Contains(txt, "(1 events on objects not recorded)") || !strings.Contains(txt, "warning: a record is incomplete (B has 1 events on objects it does not name)") {
 		t.Errorf("text:\n%s", txt)
 	}
 }

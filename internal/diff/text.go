@@ -3,6 +3,8 @@ package diff
 import (
 	"fmt"
 	"strings"
+
+	"vigil/internal/wire"
 )
 
 // Text renders r for a terminal: health and outcome first, then the
@@ -21,7 +23,22 @@ func (r Result) Text() string {
 	sideLine("A", r.A)
 	sideLine("B", r.B)
 	if r.Incomplete {
-		b.WriteString("warning: a record is incomplete: a difference (or its absence) may be an event that record missed\n")
+		var why []string
+		for _, s := range []struct {
+			tag  string
+			side Side
+		}{{"A", r.A}, {"B", r.B}} {
+			if s.side.KernelLayer != wire.LayerComplete {
+				why = append(why, fmt.Sprintf("%s's kernel layer is %s", s.tag, s.side.KernelLayer))
+			}
+			if s.side.CgroupCorrelation != wire.CorrelationClean {
+				why = append(why, fmt.Sprintf("%s's cgroup correlation is %s", s.tag, s.side.CgroupCorrelation))
+			}
+			if s.side.Unrecorded > 0 {
+				why = append(why, fmt.Sprintf("%s has %d events on objects it does not name", s.tag, s.side.Unrecorded))
+			}
+		}
+		fmt.Fprintf(&b, "warning: a record is incomplete (%s): a difference (or its absence) may be an event that record missed\n", strings.Join(why, "; "))
 	}
 	if len(r.Health) > 0 {
 		b.WriteString("\nhealth and outcome\n")
