@@ -64,6 +64,8 @@ const (
 	AttrFileDeleted       = "vigil.file.deleted"
 	AttrFileTruncated     = "vigil.file.truncated"
 	AttrNewPath           = "vigil.new_path"
+	AttrNewRequested      = "vigil.new_requested"
+	AttrLinkTarget        = "vigil.link.target"
 	AttrOpenFlags         = "vigil.open.flags"
 	AttrOpenFlagsText     = "vigil.open.flags_text"
 	AttrOpenAccess        = "vigil.open.access"
@@ -209,6 +211,9 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		if f.NewName != nil {
 			m.PutStr(AttrNewPath, f.NewName.Path().Text())
 		}
+		if f.Target != nil {
+			m.PutStr(AttrLinkTarget, f.Target.Text())
+		}
 		m.PutStr(AttrSyscall, f.Syscall)
 		putResult(m, f.Ret)
 	case e.Net != nil:
@@ -230,8 +235,14 @@ func eventAttrs(m pcommon.Map, e *wire.Kernel) {
 		case u.Name != nil:
 			m.PutStr(AttrFilePath, u.Name.Path().Text())
 		}
-		if u.NewName != nil && (u.NewName.Dir != nil || strings.HasPrefix(string(u.NewName.Requested), "/")) {
+		switch {
+		case u.NewName != nil && u.NewName.Dir == nil && !strings.HasPrefix(string(u.NewName.Requested), "/"):
+			m.PutStr(AttrNewRequested, u.NewName.Requested.Text())
+		case u.NewName != nil:
 			m.PutStr(AttrNewPath, u.NewName.Path().Text())
+		}
+		if u.Target != nil {
+			m.PutStr(AttrLinkTarget, u.Target.Text())
 		}
 		if u.Created != nil {
 			m.PutBool(AttrOpenCreated, *u.Created)

@@ -276,7 +276,9 @@ func TestIOUringOpenAttributes(t *testing.T) {
 	rename := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Res: 0, UserData: 10,
 		Name: &wire.Name{Requested: "/w/a"}, NewName: &wire.Name{Requested: "/w/b"}}}
 	relative := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 36, Op: "unlinkat", Res: 0, UserData: 11, Name: &wire.Name{Requested: "sub/x"}}}
-	b := evidencetest.WithExtra(20, 0, "", made, direct, rename, relative)
+	relRename := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 35, Op: "renameat", Res: 0, UserData: 12, Name: &wire.Name{Requested: "p"}, NewName: &wire.Name{Requested: "q"}}}
+	symlink := wire.Kernel{Kind: wire.KindIOUring, IOUring: &wire.IOUring{Opcode: 38, Op: "symlinkat", Res: 0, UserData: 13, Target: ptrTo(wire.Bytes("../t")), NewName: &wire.Name{Requested: "/w/s"}}}
+	b := evidencetest.WithExtra(20, 0, "", made, direct, rename, relative, relRename, symlink)
 	x, err := Build(b, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -293,6 +295,18 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			if strAttr(m, AttrIOUringOp) == "unlinkat" {
 				if _, has := m.Get(AttrFilePath); has || strAttr(m, AttrRequested) != "sub/x" {
 					t.Errorf("io_uring unlinkat of a relative name exported as %v", m.AsRaw())
+				}
+				continue
+			}
+			if strAttr(m, AttrIOUringOp) == "symlinkat" {
+				if strAttr(m, AttrLinkTarget) != "../t" || strAttr(m, AttrNewPath) != "/w/s" {
+					t.Errorf("io_uring symlinkat exported as %v", m.AsRaw())
+				}
+				continue
+			}
+			if strAttr(m, AttrIOUringOp) == "renameat" && strAttr(m, AttrRequested) == "p" {
+				if _, has := m.Get(AttrNewPath); has || strAttr(m, AttrNewRequested) != "q" {
+					t.Errorf("io_uring renameat of relative names exported as %v", m.AsRaw())
 				}
 				continue
 			}
@@ -313,8 +327,8 @@ func TestIOUringOpenAttributes(t *testing.T) {
 			}
 		}
 	}
-	if found != 4 {
-		t.Fatalf("%d io_uring events exported, want 4", found)
+	if found != 6 {
+		t.Fatalf("%d io_uring events exported, want 6", found)
 	}
 }
 
@@ -415,4 +429,28 @@ func TestContinuationsStayInTheirTrace(t *testing.T) {
 	if conts == 0 {
 		t.Fatal("no continuation spans")
 	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestSymlinkTargetExported: a symlink's target is text the event holds,
+// exported beside the link's path.
+func TestSymlinkTargetExported(t *testing.T) {
+	link := wire.Kernel{Kind: wire.KindSymlink, Hook: "tp_btf/sys_exit", FileOp: &wire.FileOp{Syscall: "symlinkat", Target: ptrTo(wire.Bytes("/etc/shadow")),
+		NewName: &wire.Name{Requested: "/w/l"}}}
+	x, err := Build(evidencetest.WithExtra(20, 0, "", link), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range spansOf(x) {
+		for i := 0; i < fs.span.Events().Len(); i++ {
+			if e := fs.span.Events().At(i); e.Name() == "symlink" {
+				if m := e.Attributes(); strAttr(m, AttrLinkTarget) != "/etc/shadow" || strAttr(m, AttrNewPath) != "/w/l" {
+					t.Errorf("symlink exported as %v", m.AsRaw())
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("no symlink event exported")
 }
