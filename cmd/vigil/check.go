@@ -57,9 +57,11 @@ such names.
 
 A record that is not complete for the policy (kernel layer not complete,
 cgroup correlation not clean, an operation class the policy could deny not
-covered on this host, or tool-scoped rules without a complete SDK layer)
-cannot pass: with no violation the result is "incomplete", "no violation
-seen in an incomplete record".
+covered on this host, events that may have done what the policy denies on
+objects the record does not name, such as io_uring requests whose
+arguments are not recorded, or tool-scoped rules without a complete SDK
+layer) cannot pass: with no violation the result is "incomplete", "no
+violation seen in an incomplete record".
 
 --format text (default), json (schema "policy-check", id
 vigil.policy-check/v1) or sarif (SARIF 2.1.0, one result per violation, for

@@ -48,8 +48,9 @@ files, programs and network endpoints, and each tool call with the kernel
 events inside it. In a browser, the address file:///…/FILE#files=QUERY
 opens it with the files table filtered (also #procs=, #execs=, #endpoints=).
 
-Exit codes: 0 ok; 1 the archive failed verification (one line on stderr
-naming the entry); 125 the archive could not be read or bad flags.`,
+Exit codes: 0 ok; 1 the archive failed verification (not a vigil archive,
+or one that does not verify; one line on stderr naming the entry); 125 the
+archive could not be opened, or bad flags.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		gcpace.OneShot()

@@ -168,6 +168,12 @@ func signatureStatus(a *archive.Archive, key *attest.Key) string {
 func checkArchiveFile(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			// "ARCHIVE: no such file or directory", as the other
+			// commands say it, not "stat ARCHIVE: ...".
+			return fmt.Errorf("%s: %w", path, pe.Err)
+		}
 		return err
 	}
 	if !st.Mode().IsRegular() {
