@@ -143,6 +143,10 @@ var probeTable = []probe{
 	// these; without them, coverage says so (io_uring_untraced).
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ, hook: "tp_btf/io_uring_submit_req", prog: vigilBPFProgHandleIoUringSubmit, args: checkSubmitArgs},
 	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW, hook: "tp_btf/io_uring_cqe_overflow", prog: vigilBPFProgHandleIoUringOverflow},
+	// A request that fails before submission clears what an earlier
+	// request at its address left; without it, completions still take
+	// only an entry whose opcode and user_data match.
+	{id: vigilBPFVigilHookVIGIL_HOOK_IO_URING_REQ_FAILED, hook: "tp_btf/io_uring_req_failed", prog: vigilBPFProgHandleIoUringReqFailed, args: checkReqFailedArgs},
 }
 
 // target is the tracepoint's name.

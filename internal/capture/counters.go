@@ -27,7 +27,7 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 	snap := make(counterSnapshot, n)
 	var perCPU []uint64
 	m := c.objs.counters
-	for i := 0; i < n; i++ {
+	for _, i := range counterReadOrder() {
 		if err := m.Lookup(uint32(i), &perCPU); err != nil {
 			return nil, fmt.Errorf("capture: read kernel counter %d: %w", i, err)
 		}
@@ -36,6 +36,25 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// counterReadOrder reads RING_DONE before every other class: a request
+// completed by a task not the run's is counted untraced, then done, so a
+// completion between two reads is counted twice (untraced, and still
+// open), never lost.
+func counterReadOrder() []int {
+	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
+	done := int(vigilBPFVigilCounterClassVIGIL_C_RING_DONE) * numKinds
+	order := make([]int, 0, n)
+	for i := done; i < done+numKinds; i++ {
+		order = append(order, i)
+	}
+	for i := 0; i < n; i++ {
+		if i < done || i >= done+numKinds {
+			order = append(order, i)
+		}
+	}
+	return order
 }
 
 // emittedTotal is the kernel's count of emitted records, all kinds.
@@ -72,9 +91,11 @@ func zeroCounters(m *ebpf.Map) error {
 
 // ringOpen is how many io_uring requests of the run were followed from
 // submission without their completion being seen, or, if larger, how
-// many of its completions were queued past a full CQ ring (each of those
-// leaves its request open, but a later request that fails before
-// submission at the same address completes against it). The per-CPU
+// many of its completions were queued past a full CQ ring (each leaves its
+// request open; a completion takes an entry only if its opcode and
+// user_data match, and io_uring_req_failed clears the address of a
+// request that fails before submission, so another request can take it
+// only by matching both). The per-CPU
 // counts of a request's submission and completion may be on different
 // CPUs; their sums are exact.
 func ringOpen(cnt counterSnapshot) uint64 {

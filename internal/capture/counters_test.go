@@ -93,3 +93,27 @@ func TestRingOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterReadOrder: every counter is read once, and RING_DONE before
+// UNTRACED (see counterReadOrder).
+func TestCounterReadOrder(t *testing.T) {
+	order := counterReadOrder()
+	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
+	seen := map[int]int{}
+	for pos, i := range order {
+		if _, dup := seen[i]; dup || i < 0 || i >= n {
+			t.Fatalf("counter %d read twice or out of range", i)
+		}
+		seen[i] = pos
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d counters read", len(seen), n)
+	}
+	for k := range numKinds {
+		done := seen[int(vigilBPFVigilCounterClassVIGIL_C_RING_DONE)*numKinds+k]
+		untraced := seen[int(vigilBPFVigilCounterClassVIGIL_C_UNTRACED)*numKinds+k]
+		if done > untraced {
+			t.Fatalf("kind %d: RING_DONE read after UNTRACED", k)
+		}
+	}
+}

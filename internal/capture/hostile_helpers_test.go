@@ -24,27 +24,28 @@ import (
 // to the workload (readlink of the descriptor, getpeername), so a test can
 // hold the capture against the truth.
 var v2Helpers = map[string]func(args []string) error{
-	"toctou-open":       toctouOpen,
-	"race-open":         raceOpen,
-	"race-connect":      raceConnect,
-	"legacy-open":       legacyOpen,
-	"iouring-open":      ioUringOpen,
-	"iouring-untraced":  ioUringUntraced,
-	"iouring-connect":   ioUringConnect,
-	"iouring-fileops":   ioUringFileOps,
-	"iouring-cqe-forge": ioUringCQEForge,
-	"iouring-unreaped":  ioUringUnreaped,
-	"send":              sendWithDestination,
-	"mutate":            mutate,
-	"exec-fail":         execFail,
-	"relative":          relativeOpens,
-	"memfd-exec":        memfdExec,
-	"cgroup-trip":       cgroupRoundTrip,
-	"nonutf8":           nonUTF8Names,
-	"bind-listen":       bindListen,
-	"sleep-outside":     sleepOutside,
-	"open-nofollow":     openNoFollow,
-	"open-by-handle":    openByHandle,
+	"toctou-open":            toctouOpen,
+	"race-open":              raceOpen,
+	"race-connect":           raceConnect,
+	"legacy-open":            legacyOpen,
+	"iouring-open":           ioUringOpen,
+	"iouring-untraced":       ioUringUntraced,
+	"iouring-connect":        ioUringConnect,
+	"iouring-fileops":        ioUringFileOps,
+	"iouring-cqe-forge":      ioUringCQEForge,
+	"iouring-unreaped":       ioUringUnreaped,
+	"iouring-overflow-reuse": ioUringOverflowReuse,
+	"send":                   sendWithDestination,
+	"mutate":                 mutate,
+	"exec-fail":              execFail,
+	"relative":               relativeOpens,
+	"memfd-exec":             memfdExec,
+	"cgroup-trip":            cgroupRoundTrip,
+	"nonutf8":                nonUTF8Names,
+	"bind-listen":            bindListen,
+	"sleep-outside":          sleepOutside,
+	"open-nofollow":          openNoFollow,
+	"open-by-handle":         openByHandle,
 }
 
 // cstr returns a NUL-terminated copy of s in a buffer of n bytes that
@@ -573,6 +574,68 @@ func ioUringUnreaped(args []string) error {
 	}
 	runtime.KeepAlive(path)
 	os.Exit(0) // without reaping, or closing the ring
+	return nil
+}
+
+// ioUringOverflowReuse PATH: an unlinkat of PATH whose completion is
+// queued past a full CQ ring (unreaped NOPs fill it), then, once the ring
+// has room, batches of unlinkats with the same user_data that fail before
+// submission (bad flags), among which the kernel reuses the address the
+// first one freed.
+func ioUringOverflowReuse(args []string) error {
+	const sq = 64
+	// IORING_SETUP_SUBMIT_ALL: a request that fails does not stop the
+	// batch behind it.
+	r, err := newTestRingFlags(sq, 1<<7) // a CQ ring of 2*sq
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	for range 2 {
+		for range sq {
+			r.sqe() // NOP
+		}
+		if err := r.enter(sq, 0); err != nil {
+			return err
+		}
+	}
+	path := cstr(args[0], 256)
+	unlink := func(flags uint32) {
+		sqe := r.sqe()
+		sqe[0] = 36 // IORING_OP_UNLINKAT
+		binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c))
+		binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
+		binary.LittleEndian.PutUint32(sqe[28:], flags)
+		binary.LittleEndian.PutUint64(sqe[32:], 7000)
+	}
+	unlink(0)
+	if err := r.enter(1, 0); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(args[0]); os.IsNotExist(err) {
+			break
+		}
+		if i == 500 {
+			return fmt.Errorf("%s not unlinked", args[0])
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	for range 2 * sq {
+		r.reap()
+	}
+	for range 4 {
+		for range sq {
+			unlink(0x1234)
+		}
+		if err := r.enter(sq, sq); err != nil {
+			return err
+		}
+		for range sq {
+			r.reap()
+		}
+	}
+	runtime.KeepAlive(path)
 	return nil
 }
 

@@ -65,6 +65,16 @@ func checkSubmitArgs(_ *ebpf.CollectionSpec, fp *btf.FuncProto) error {
 	return fmt.Errorf("this kernel's io_uring_submit_req has arguments %s, not (struct io_kiocb *req)", describeParams(fp.Params))
 }
 
+// checkReqFailedArgs requires io_uring_req_failed's second argument to be
+// the request: (const struct io_uring_sqe *sqe, struct io_kiocb *req,
+// int error).
+func checkReqFailedArgs(_ *ebpf.CollectionSpec, fp *btf.FuncProto) error {
+	if len(fp.Params) >= 3 && pointsToStruct(fp.Params[2].Type, "io_kiocb") {
+		return nil
+	}
+	return fmt.Errorf("this kernel's io_uring_req_failed has arguments %s, not (sqe, struct io_kiocb *req, ...)", describeParams(fp.Params))
+}
+
 func isPointer(t btf.Type) bool {
 	_, ok := btf.UnderlyingType(t).(*btf.Pointer)
 	return ok

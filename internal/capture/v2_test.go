@@ -364,6 +364,42 @@ func TestIOUringUnreapedCounted(t *testing.T) {
 	t.Logf("recorded %d, untraced %d", recorded, r.IOUringUntraced)
 }
 
+// A completion queued past a full CQ ring leaves its request's entry;
+// requests that then fail before submission at the same address must not
+// take it: no event says the unlink that happened failed, and the record
+// counts the unseen completion.
+func TestIOUringOverflowNotTakenByPrepFailure(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, r, _ := runHelperIn(t, "iouring-overflow-reuse", victim)
+	failed := 0
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		u := e.IOUring
+		if u.UserData != 7000 {
+			continue
+		}
+		if u.Name != nil && string(u.Name.Requested) == victim && u.Res < 0 {
+			t.Errorf("the unlink of %s, which happened, is recorded as failed (res %d)", victim, u.Res)
+		}
+		if u.Res < 0 {
+			failed++
+		}
+	}
+	if failed == 0 {
+		seen := map[string]int{}
+		for _, e := range eventsOf(r, wire.KindIOUring) {
+			seen[fmt.Sprintf("%s/%d/%d", e.IOUring.Op, e.IOUring.UserData, e.IOUring.Res)]++
+		}
+		t.Fatalf("no failing unlinkat recorded: the workload did not run as meant (io_uring events %v, untraced %d)", seen, r.IOUringUntraced)
+	}
+	if r.IOUringUntraced == 0 {
+		t.Fatal("the overflowed completion is not counted as untraced")
+	}
+	t.Logf("%d failing unlinkats recorded, untraced %d", failed, r.IOUringUntraced)
+}
+
 // io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.
 func TestIOUringOpen(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "ring-target")

@@ -102,7 +102,8 @@ const (
 	vigilBPFVigilHookVIGIL_HOOK_IO_URING_COMPLETE     vigilBPFVigilHook = 6
 	vigilBPFVigilHookVIGIL_HOOK_IO_URING_SUBMIT_REQ   vigilBPFVigilHook = 7
 	vigilBPFVigilHookVIGIL_HOOK_IO_URING_CQE_OVERFLOW vigilBPFVigilHook = 8
-	vigilBPFVigilHookVIGIL_NHOOKS                     vigilBPFVigilHook = 9
+	vigilBPFVigilHookVIGIL_HOOK_IO_URING_REQ_FAILED   vigilBPFVigilHook = 9
+	vigilBPFVigilHookVIGIL_NHOOKS                     vigilBPFVigilHook = 10
 )
 
 type vigilBPFVigilIouring struct {
@@ -238,36 +239,37 @@ type vigilBPFVigilSysentry struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	vigilBPFMapCounters               = "counters"
-	vigilBPFMapEvents                 = "events"
-	vigilBPFMapRingInflight           = "ring_inflight"
-	vigilBPFMapRingNames              = "ring_names"
-	vigilBPFMapRingNamesScratch       = "ring_names_scratch"
-	vigilBPFMapScratch                = "scratch"
-	vigilBPFMapSlotBusy               = "slot_busy"
-	vigilBPFMapSyscalls               = "syscalls"
-	vigilBPFMapTracked                = "tracked"
-	vigilBPFProgHandleExec            = "handle_exec"
-	vigilBPFProgHandleExit            = "handle_exit"
-	vigilBPFProgHandleFork            = "handle_fork"
-	vigilBPFProgHandleIoUringComplete = "handle_io_uring_complete"
-	vigilBPFProgHandleIoUringOverflow = "handle_io_uring_overflow"
-	vigilBPFProgHandleIoUringSubmit   = "handle_io_uring_submit"
-	vigilBPFProgHandleMigrate         = "handle_migrate"
-	vigilBPFProgHandleNewtask         = "handle_newtask"
-	vigilBPFProgHandleSysExit         = "handle_sys_exit"
-	vigilBPFVarBtfBody                = "btf_body"
-	vigilBPFVarBtfClass               = "btf_class"
-	vigilBPFVarBtfFlag                = "btf_flag"
-	vigilBPFVarBtfHdr                 = "btf_hdr"
-	vigilBPFVarBtfHook                = "btf_hook"
-	vigilBPFVarBtfKind                = "btf_kind"
-	vigilBPFVarBtfOp                  = "btf_op"
-	vigilBPFVarBtfStage               = "btf_stage"
-	vigilBPFVarCompleteArgs           = "complete_args"
-	vigilBPFVarSession                = "session"
-	vigilBPFVarStopStage              = "stop_stage"
-	vigilBPFVarWakeupBytes            = "wakeup_bytes"
+	vigilBPFMapCounters                = "counters"
+	vigilBPFMapEvents                  = "events"
+	vigilBPFMapRingInflight            = "ring_inflight"
+	vigilBPFMapRingNames               = "ring_names"
+	vigilBPFMapRingNamesScratch        = "ring_names_scratch"
+	vigilBPFMapScratch                 = "scratch"
+	vigilBPFMapSlotBusy                = "slot_busy"
+	vigilBPFMapSyscalls                = "syscalls"
+	vigilBPFMapTracked                 = "tracked"
+	vigilBPFProgHandleExec             = "handle_exec"
+	vigilBPFProgHandleExit             = "handle_exit"
+	vigilBPFProgHandleFork             = "handle_fork"
+	vigilBPFProgHandleIoUringComplete  = "handle_io_uring_complete"
+	vigilBPFProgHandleIoUringOverflow  = "handle_io_uring_overflow"
+	vigilBPFProgHandleIoUringReqFailed = "handle_io_uring_req_failed"
+	vigilBPFProgHandleIoUringSubmit    = "handle_io_uring_submit"
+	vigilBPFProgHandleMigrate          = "handle_migrate"
+	vigilBPFProgHandleNewtask          = "handle_newtask"
+	vigilBPFProgHandleSysExit          = "handle_sys_exit"
+	vigilBPFVarBtfBody                 = "btf_body"
+	vigilBPFVarBtfClass                = "btf_class"
+	vigilBPFVarBtfFlag                 = "btf_flag"
+	vigilBPFVarBtfHdr                  = "btf_hdr"
+	vigilBPFVarBtfHook                 = "btf_hook"
+	vigilBPFVarBtfKind                 = "btf_kind"
+	vigilBPFVarBtfOp                   = "btf_op"
+	vigilBPFVarBtfStage                = "btf_stage"
+	vigilBPFVarCompleteArgs            = "complete_args"
+	vigilBPFVarSession                 = "session"
+	vigilBPFVarStopStage               = "stop_stage"
+	vigilBPFVarWakeupBytes             = "wakeup_bytes"
 )
 
 // loadVigilBPF returns the embedded CollectionSpec for vigilBPF.
@@ -312,15 +314,16 @@ type vigilBPFSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFProgramSpecs struct {
-	HandleExec            *ebpf.ProgramSpec `ebpf:"handle_exec"`
-	HandleExit            *ebpf.ProgramSpec `ebpf:"handle_exit"`
-	HandleFork            *ebpf.ProgramSpec `ebpf:"handle_fork"`
-	HandleIoUringComplete *ebpf.ProgramSpec `ebpf:"handle_io_uring_complete"`
-	HandleIoUringOverflow *ebpf.ProgramSpec `ebpf:"handle_io_uring_overflow"`
-	HandleIoUringSubmit   *ebpf.ProgramSpec `ebpf:"handle_io_uring_submit"`
-	HandleMigrate         *ebpf.ProgramSpec `ebpf:"handle_migrate"`
-	HandleNewtask         *ebpf.ProgramSpec `ebpf:"handle_newtask"`
-	HandleSysExit         *ebpf.ProgramSpec `ebpf:"handle_sys_exit"`
+	HandleExec             *ebpf.ProgramSpec `ebpf:"handle_exec"`
+	HandleExit             *ebpf.ProgramSpec `ebpf:"handle_exit"`
+	HandleFork             *ebpf.ProgramSpec `ebpf:"handle_fork"`
+	HandleIoUringComplete  *ebpf.ProgramSpec `ebpf:"handle_io_uring_complete"`
+	HandleIoUringOverflow  *ebpf.ProgramSpec `ebpf:"handle_io_uring_overflow"`
+	HandleIoUringReqFailed *ebpf.ProgramSpec `ebpf:"handle_io_uring_req_failed"`
+	HandleIoUringSubmit    *ebpf.ProgramSpec `ebpf:"handle_io_uring_submit"`
+	HandleMigrate          *ebpf.ProgramSpec `ebpf:"handle_migrate"`
+	HandleNewtask          *ebpf.ProgramSpec `ebpf:"handle_newtask"`
+	HandleSysExit          *ebpf.ProgramSpec `ebpf:"handle_sys_exit"`
 }
 
 // vigilBPFMapSpecs contains maps before they are loaded into the kernel.
@@ -423,15 +426,16 @@ type vigilBPFVariables struct {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFPrograms struct {
-	HandleExec            *ebpf.Program `ebpf:"handle_exec"`
-	HandleExit            *ebpf.Program `ebpf:"handle_exit"`
-	HandleFork            *ebpf.Program `ebpf:"handle_fork"`
-	HandleIoUringComplete *ebpf.Program `ebpf:"handle_io_uring_complete"`
-	HandleIoUringOverflow *ebpf.Program `ebpf:"handle_io_uring_overflow"`
-	HandleIoUringSubmit   *ebpf.Program `ebpf:"handle_io_uring_submit"`
-	HandleMigrate         *ebpf.Program `ebpf:"handle_migrate"`
-	HandleNewtask         *ebpf.Program `ebpf:"handle_newtask"`
-	HandleSysExit         *ebpf.Program `ebpf:"handle_sys_exit"`
+	HandleExec             *ebpf.Program `ebpf:"handle_exec"`
+	HandleExit             *ebpf.Program `ebpf:"handle_exit"`
+	HandleFork             *ebpf.Program `ebpf:"handle_fork"`
+	HandleIoUringComplete  *ebpf.Program `ebpf:"handle_io_uring_complete"`
+	HandleIoUringOverflow  *ebpf.Program `ebpf:"handle_io_uring_overflow"`
+	HandleIoUringReqFailed *ebpf.Program `ebpf:"handle_io_uring_req_failed"`
+	HandleIoUringSubmit    *ebpf.Program `ebpf:"handle_io_uring_submit"`
+	HandleMigrate          *ebpf.Program `ebpf:"handle_migrate"`
+	HandleNewtask          *ebpf.Program `ebpf:"handle_newtask"`
+	HandleSysExit          *ebpf.Program `ebpf:"handle_sys_exit"`
 }
 
 func (p *vigilBPFPrograms) Close() error {
@@ -441,6 +445,7 @@ func (p *vigilBPFPrograms) Close() error {
 		p.HandleFork,
 		p.HandleIoUringComplete,
 		p.HandleIoUringOverflow,
+		p.HandleIoUringReqFailed,
 		p.HandleIoUringSubmit,
 		p.HandleMigrate,
 		p.HandleNewtask,

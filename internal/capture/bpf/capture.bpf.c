@@ -1139,11 +1139,22 @@ static __noinline void ring_names_add(struct slot *sl, struct vigil_ring_names *
  * counted as untraced, so the record does not call itself complete. */
 #define VIGIL_RING_INFLIGHT 4096
 
+/* An entry is the request's only by address: a completion takes it only
+ * if the opcode and user_data match those submitted. An entry left behind
+ * (a completion queued past a full CQ ring never passes the hook) stays
+ * counted as open; one evicted (LRU) or found stale is dropped, and stays
+ * counted as open too. So the count errs only towards untraced. */
+struct vigil_ring_req {
+	__u32 gen;
+	__u32 opcode;
+	__u64 user_data;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, VIGIL_RING_INFLIGHT);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, struct vigil_ring_req);
 } ring_inflight SEC(".maps");
 
 SEC("tp_btf/io_uring_submit_req")
@@ -1162,13 +1173,13 @@ int BPF_PROG(handle_io_uring_submit, void *req_)
 		bpf_map_delete_elem(&ring_names, &key);
 		return 0;
 	}
-	if (bpf_map_update_elem(&ring_inflight, &key, &gen, BPF_ANY)) {
-		/* Too many in flight to follow this one. */
+	__u8 op = BPF_CORE_READ(req, opcode);
+	struct vigil_ring_req entry = {.gen = gen, .opcode = op, .user_data = BPF_CORE_READ(req, cqe.user_data)};
+	if (bpf_map_update_elem(&ring_inflight, &key, &entry, BPF_ANY)) {
 		count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
 		return 0;
 	}
 	count_in(gen, VIGIL_C_RING_OPEN, VIGIL_KIND_IO_URING);
-	__u8 op = BPF_CORE_READ(req, opcode);
 	if (ring_fileop(op))
 		ring_names_save(req, op, gen);
 	return 0;
@@ -1189,6 +1200,21 @@ int BPF_PROG(handle_io_uring_overflow, void *ctx_)
 	return 0;
 }
 
+/* A request that fails before it is submitted (in prep) completes
+ * without passing io_uring_submit_req: whatever its address holds in
+ * ring_inflight and ring_names is an earlier request's, which it must
+ * not take. */
+SEC("tp_btf/io_uring_req_failed")
+int BPF_PROG(handle_io_uring_req_failed, void *sqe, void *req_)
+{
+	if (!req_)
+		return 0;
+	__u64 key = (__u64)req_;
+	bpf_map_delete_elem(&ring_inflight, &key);
+	bpf_map_delete_elem(&ring_names, &key);
+	return 0;
+}
+
 /* Completions of requests of the run's rings. The submitting task, or an
  * io_uring worker of it (tracked from task_newtask), completes them. The
  * opcode and result are recorded, and for an open the file; the other
@@ -1202,22 +1228,28 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 	/* Whether the run submitted this request: its names were kept only
 	 * then, and a completion by a task not the run's is counted. */
 	__u64 key = (__u64)req_;
+	struct io_kiocb *req = req_;
 	bool followed = false;
-	__u32 *opened = bpf_map_lookup_elem(&ring_inflight, &key);
+	struct vigil_ring_req *opened = bpf_map_lookup_elem(&ring_inflight, &key);
 	if (opened) {
-		followed = *opened == gen;
+		followed = opened->gen == gen && opened->opcode == BPF_CORE_READ(req, opcode) &&
+			   opened->user_data == BPF_CORE_READ(req, cqe.user_data);
 		bpf_map_delete_elem(&ring_inflight, &key);
-		if (followed)
-			count_in(gen, VIGIL_C_RING_DONE, VIGIL_KIND_IO_URING);
 	}
 	if (!current_tracked(gen)) {
 		if (followed) {
+			/* Untraced before done: the capture reads done first,
+			 * so a completion between its reads is counted twice,
+			 * never lost. */
 			count_in(gen, VIGIL_C_UNTRACED, VIGIL_KIND_IO_URING);
-			bpf_map_delete_elem(&ring_names, &key);
+			count_in(gen, VIGIL_C_RING_DONE, VIGIL_KIND_IO_URING);
 		}
+		if (opened)
+			bpf_map_delete_elem(&ring_names, &key);
 		return 0;
 	}
-	struct io_kiocb *req = req_;
+	if (followed)
+		count_in(gen, VIGIL_C_RING_DONE, VIGIL_KIND_IO_URING);
 	long res;
 	__u64 user_data;
 	if (complete_args == VIGIL_COMPLETE_VALUES) {
