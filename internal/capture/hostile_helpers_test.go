@@ -35,6 +35,7 @@ var v2Helpers = map[string]func(args []string) error{
 	"iouring-cqe-forge":      ioUringCQEForge,
 	"iouring-unreaped":       ioUringUnreaped,
 	"iouring-overflow-reuse": ioUringOverflowReuse,
+	"iouring-deferred-swap":  ioUringDeferredSwap,
 	"send":                   sendWithDestination,
 	"mutate":                 mutate,
 	"exec-fail":              execFail,
@@ -559,6 +560,8 @@ func ioUringCQEForge(args []string) error {
 // IORING_SETUP_DEFER_TASKRUN), and exits without asking: the kernel
 // completes the request while tearing the ring down, in a kworker.
 func ioUringUnreaped(args []string) error {
+	// A SINGLE_ISSUER ring takes submissions from the thread that made it.
+	runtime.LockOSThread()
 	r, err := newTestRingFlags(4, 1<<12|1<<13)
 	if err != nil {
 		return err
@@ -636,6 +639,63 @@ func ioUringOverflowReuse(args []string) error {
 		}
 	}
 	runtime.KeepAlive(path)
+	return nil
+}
+
+// ioUringDeferredSwap PATH DECOY: opens PATH for writing with O_TRUNC on
+// a worker (IOSQE_ASYNC) of a ring whose completions wait for the task to
+// ask (SINGLE_ISSUER | DEFER_TASKRUN), waits until the open has made its
+// descriptor, puts DECOY on that descriptor (dup2), and only then asks
+// for the completion. Prints the descriptor.
+func ioUringDeferredSwap(args []string) error {
+	// A SINGLE_ISSUER ring takes submissions from the thread that made it.
+	runtime.LockOSThread()
+	decoy, err := unix.Open(args[1], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	r, err := newTestRingFlags(4, 1<<12|1<<13)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	path := cstr(args[0], 256)
+	sqe := r.sqe()
+	sqe[0] = 18     // IORING_OP_OPENAT
+	sqe[1] = 1 << 4 // IOSQE_ASYNC
+	binary.LittleEndian.PutUint32(sqe[4:], uint32(0xffffff9c))
+	binary.LittleEndian.PutUint64(sqe[16:], uint64(uintptr(unsafe.Pointer(&path[0]))))
+	binary.LittleEndian.PutUint32(sqe[28:], uint32(unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC))
+	binary.LittleEndian.PutUint64(sqe[32:], 8000)
+	if err := r.enter(1, 0); err != nil {
+		return err
+	}
+	// The descriptor the open made (the Go runtime may have taken
+	// descriptors of its own meanwhile, so it is looked for).
+	next := -1
+	for i := 0; next < 0; i++ {
+		if i == 1000 {
+			return fmt.Errorf("no descriptor became %s", args[0])
+		}
+		time.Sleep(time.Millisecond)
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if fd, err := strconv.Atoi(e.Name()); err == nil && fdPath(fd) == args[0] {
+				next = fd
+			}
+		}
+	}
+	if err := unix.Dup3(decoy, next, unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	if err := r.enter(0, 1); err != nil {
+		return err
+	}
+	if res := r.reap(); res != int32(next) {
+		return fmt.Errorf("open returned %d, want %d", res, next)
+	}
+	runtime.KeepAlive(path)
+	fmt.Println(next)
 	return nil
 }
 

@@ -400,6 +400,38 @@ func TestIOUringOverflowNotTakenByPrepFailure(t *testing.T) {
 	t.Logf("%d failing unlinkats recorded, untraced %d", failed, r.IOUringUntraced)
 }
 
+// On a ring whose completions wait for the task, the task can replace the
+// descriptor an io_uring open made before the completion is posted: the
+// record must not name the replacement as the file opened (it names none,
+// and the open is counted as unseen).
+func TestIOUringDeferredOpenNotMisrecorded(t *testing.T) {
+	dir := t.TempDir()
+	secret, decoy := filepath.Join(dir, "secret"), filepath.Join(dir, "decoy")
+	for _, p := range []string{secret, decoy} {
+		if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, r, _ := runHelperIn(t, "iouring-deferred-swap", secret, decoy)
+	if st, err := os.Stat(secret); err != nil || st.Size() != 0 {
+		t.Fatalf("%s was not truncated: the workload did not run as meant (%v)", secret, err)
+	}
+	seen := 0
+	for _, e := range eventsOf(r, wire.KindIOUring) {
+		u := e.IOUring
+		if u.UserData != 8000 {
+			continue
+		}
+		seen++
+		if u.File != nil && string(u.File.Path) != secret {
+			t.Errorf("the deferred io_uring open of %s is recorded as opening %s", secret, u.File.Path)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d completions of the open recorded, want 1", seen)
+	}
+}
+
 // io_uring's IORING_OP_OPENAT, inline and on an io-wq worker.
 func TestIOUringOpen(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "ring-target")

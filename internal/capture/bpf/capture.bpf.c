@@ -1036,6 +1036,8 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
  * is counted too. */
 #define VIGIL_REQ_F_CQE_SKIP (1U << 6) /* REQ_F_CQE_SKIP_BIT = IOSQE_CQE_SKIP_SUCCESS_BIT */
 
+#define VIGIL_IORING_SETUP_DEFER_TASKRUN (1U << 13)
+
 #define VIGIL_IORING_OP_RENAMEAT 35
 #define VIGIL_IORING_OP_UNLINKAT 36
 #define VIGIL_IORING_OP_MKDIRAT 37
@@ -1276,6 +1278,7 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 	u->res = res;
 	u->user_data = user_data;
 	bool is_open = op == VIGIL_IORING_OP_OPENAT || op == VIGIL_IORING_OP_OPENAT2;
+	bool deferred = BPF_CORE_READ((struct io_ring_ctx *)ctx_, flags) & VIGIL_IORING_SETUP_DEFER_TASKRUN;
 	__u32 slot = 0;
 	if (is_open && res >= 0 && bpf_core_field_exists(((struct io_open *)0)->file_slot))
 		slot = BPF_CORE_READ((struct io_open *)req, file_slot);
@@ -1284,6 +1287,13 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 		 * descriptor of the task, and fd_file(res) would name another
 		 * file. The fixed-file table is not read. */
 		u->direct = 1;
+	} else if (is_open && res >= 0 && deferred) {
+		/* The descriptor's file is read from the task's table now,
+		 * and on a ring whose completions wait for the task to ask
+		 * (IORING_SETUP_DEFER_TASKRUN) the task can have replaced the
+		 * descriptor (dup2) since the open installed it: no file is
+		 * recorded, and the open is counted as one the record cannot
+		 * show. */
 	} else if (is_open && res >= 0) {
 		struct file *f = fd_file(res);
 		u->ino = BPF_CORE_READ(f, f_inode, i_ino);

@@ -234,6 +234,11 @@ struct io_open {
 	__u32 file_slot;
 };
 
+/* The ring: its IORING_SETUP_* flags. */
+struct io_ring_ctx {
+	unsigned int flags;
+};
+
 /* The kernel's own copy of a name passed to a syscall (getname). */
 struct filename {
 	const char *name;
