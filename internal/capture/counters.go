@@ -39,9 +39,13 @@ func (c *Capture) readCounters() (counterSnapshot, error) {
 }
 
 // counterReadOrder reads RING_DONE before every other class: a request
-// completed by a task not the run's is counted untraced, then done, so a
-// completion between two reads is counted twice (untraced, and still
-// open), never lost.
+// completed by a task not the run's is counted untraced, then done (the
+// first a fetching, fully ordered atomic), so a completion between two
+// reads is counted twice (untraced, and still open), never lost. The
+// reader's lookups are separate bpf() syscalls with no barrier of their
+// own between them: on a weakly ordered CPU the reader's side of the
+// ordering rests on the atomics those syscalls perform (fdget's), not on
+// anything here.
 func counterReadOrder() []int {
 	n := int(vigilBPFVigilCounterClassVIGIL_NCLASSES) * numKinds
 	done := int(vigilBPFVigilCounterClassVIGIL_C_RING_DONE) * numKinds
