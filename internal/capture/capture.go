@@ -123,7 +123,7 @@ type probe struct {
 	// tasks or files cannot be followed, and Open fails.
 	required bool
 	// args, where the tracepoint's arguments differ between kernels,
-	// checks this kernel's and prepares the program for them.
+	// checks that this kernel's are the ones the program reads.
 	args argsCheck
 }
 
@@ -301,7 +301,7 @@ func load(size uint32, stage vigilBPFVigilStage) (coll *ebpf.Collection, missing
 	for _, p := range probeTable {
 		fp, err := kernelTarget(p)
 		if err == nil && p.args != nil {
-			err = p.args(spec, fp)
+			err = p.args(fp)
 		}
 		if err != nil {
 			if p.required {

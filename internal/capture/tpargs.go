@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 )
 
@@ -20,45 +19,36 @@ import (
 // states the lists it can read, and a kernel with another list has the
 // probe reported missing instead.
 
-// argsCheck inspects the prototype of p's tracepoint on this kernel and
-// prepares spec for it, or says why the program cannot read it.
-type argsCheck func(spec *ebpf.CollectionSpec, fp *btf.FuncProto) error
+// argsCheck inspects the prototype of p's tracepoint on this kernel, and
+// says why the program cannot read it, if it cannot.
+type argsCheck func(fp *btf.FuncProto) error
 
-// checkCompleteArgs chooses how handle_io_uring_complete reads a
-// completion on this kernel.
-func checkCompleteArgs(spec *ebpf.CollectionSpec, fp *btf.FuncProto) error {
-	a, err := completeArgs(fp)
-	if err != nil {
-		return err
-	}
-	return spec.Variables[vigilBPFVarCompleteArgs].Set(a)
-}
-
-// completeArgs classifies io_uring_complete's prototype (after __data):
+// checkCompleteArgs requires io_uring_complete to pass the request, whose
+// own copy of the completion (req->cqe, since 5.19) the program reads.
+// After __data, the tracepoint has had these arguments:
 //
 //	6.13 on:     (ctx, void *req, struct io_uring_cqe *cqe)
 //	5.19–6.12:   (ctx, void *req, u64 user_data, int res, unsigned cflags, u64 extra1, u64 extra2)
-//	5.17–5.18:   (ctx, void *req, u64 user_data, int res, unsigned cflags)
+//	5.17–5.18:   (ctx, void *req, u64 user_data, int res, unsigned cflags): no req->cqe yet
 //	before 5.17: (ctx, u64 user_data, long or int res[, unsigned cflags]): no request, so no opcode
-func completeArgs(fp *btf.FuncProto) (vigilBPFVigilCompleteArgs, error) {
+func checkCompleteArgs(fp *btf.FuncProto) error {
 	p := fp.Params
-	if len(p) >= 4 && isPointer(p[2].Type) {
-		switch {
-		case len(p) == 4 && pointsToStruct(p[3].Type, "io_uring_cqe"):
-			return vigilBPFVigilCompleteArgsVIGIL_COMPLETE_CQE, nil
-		case len(p) >= 5 && isInt(p[3].Type, 8) && isInt(p[4].Type, 4):
-			return vigilBPFVigilCompleteArgsVIGIL_COMPLETE_VALUES, nil
-		}
+	switch {
+	case len(p) == 4 && isPointer(p[2].Type) && pointsToStruct(p[3].Type, "io_uring_cqe"):
+		return nil
+	case len(p) == 8 && isPointer(p[2].Type) && isInt(p[3].Type, 8) && isInt(p[4].Type, 4):
+		return nil
+	case len(p) == 6 && isPointer(p[2].Type):
+		return fmt.Errorf("this kernel's io_uring_complete has arguments %s, from before 5.19, whose requests keep no completion of their own", describeParams(p))
+	case len(p) >= 3 && !isPointer(p[2].Type):
+		return fmt.Errorf("this kernel's io_uring_complete passes no request (arguments %s), so a completion's operation cannot be known", describeParams(p))
 	}
-	if len(p) >= 3 && !isPointer(p[2].Type) {
-		return 0, fmt.Errorf("this kernel's io_uring_complete passes no request (arguments %s), so a completion's operation cannot be known", describeParams(p))
-	}
-	return 0, fmt.Errorf("this kernel's io_uring_complete has arguments %s, which the program cannot read", describeParams(p))
+	return fmt.Errorf("this kernel's io_uring_complete has arguments %s, which the program cannot read", describeParams(p))
 }
 
 // checkSubmitArgs requires io_uring_submit_req's only argument to be the
 // request.
-func checkSubmitArgs(_ *ebpf.CollectionSpec, fp *btf.FuncProto) error {
+func checkSubmitArgs(fp *btf.FuncProto) error {
 	if len(fp.Params) == 2 && pointsToStruct(fp.Params[1].Type, "io_kiocb") {
 		return nil
 	}
@@ -68,7 +58,7 @@ func checkSubmitArgs(_ *ebpf.CollectionSpec, fp *btf.FuncProto) error {
 // checkReqFailedArgs requires io_uring_req_failed's second argument to be
 // the request: (const struct io_uring_sqe *sqe, struct io_kiocb *req,
 // int error).
-func checkReqFailedArgs(_ *ebpf.CollectionSpec, fp *btf.FuncProto) error {
+func checkReqFailedArgs(fp *btf.FuncProto) error {
 	if len(fp.Params) >= 3 && pointsToStruct(fp.Params[2].Type, "io_kiocb") {
 		return nil
 	}

@@ -13,13 +13,6 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type vigilBPFVigilCompleteArgs uint32
-
-const (
-	vigilBPFVigilCompleteArgsVIGIL_COMPLETE_CQE    vigilBPFVigilCompleteArgs = 0
-	vigilBPFVigilCompleteArgsVIGIL_COMPLETE_VALUES vigilBPFVigilCompleteArgs = 1
-)
-
 type vigilBPFVigilCounterClass uint32
 
 const (
@@ -266,7 +259,6 @@ const (
 	vigilBPFVarBtfKind                 = "btf_kind"
 	vigilBPFVarBtfOp                   = "btf_op"
 	vigilBPFVarBtfStage                = "btf_stage"
-	vigilBPFVarCompleteArgs            = "complete_args"
 	vigilBPFVarSession                 = "session"
 	vigilBPFVarStopStage               = "stop_stage"
 	vigilBPFVarWakeupBytes             = "wakeup_bytes"
@@ -345,18 +337,17 @@ type vigilBPFMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type vigilBPFVariableSpecs struct {
-	BtfBody      *ebpf.VariableSpec `ebpf:"btf_body"`
-	BtfClass     *ebpf.VariableSpec `ebpf:"btf_class"`
-	BtfFlag      *ebpf.VariableSpec `ebpf:"btf_flag"`
-	BtfHdr       *ebpf.VariableSpec `ebpf:"btf_hdr"`
-	BtfHook      *ebpf.VariableSpec `ebpf:"btf_hook"`
-	BtfKind      *ebpf.VariableSpec `ebpf:"btf_kind"`
-	BtfOp        *ebpf.VariableSpec `ebpf:"btf_op"`
-	BtfStage     *ebpf.VariableSpec `ebpf:"btf_stage"`
-	CompleteArgs *ebpf.VariableSpec `ebpf:"complete_args"`
-	Session      *ebpf.VariableSpec `ebpf:"session"`
-	StopStage    *ebpf.VariableSpec `ebpf:"stop_stage"`
-	WakeupBytes  *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	BtfBody     *ebpf.VariableSpec `ebpf:"btf_body"`
+	BtfClass    *ebpf.VariableSpec `ebpf:"btf_class"`
+	BtfFlag     *ebpf.VariableSpec `ebpf:"btf_flag"`
+	BtfHdr      *ebpf.VariableSpec `ebpf:"btf_hdr"`
+	BtfHook     *ebpf.VariableSpec `ebpf:"btf_hook"`
+	BtfKind     *ebpf.VariableSpec `ebpf:"btf_kind"`
+	BtfOp       *ebpf.VariableSpec `ebpf:"btf_op"`
+	BtfStage    *ebpf.VariableSpec `ebpf:"btf_stage"`
+	Session     *ebpf.VariableSpec `ebpf:"session"`
+	StopStage   *ebpf.VariableSpec `ebpf:"stop_stage"`
+	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // vigilBPFObjects contains all objects after they have been loaded into the kernel.
@@ -408,18 +399,17 @@ func (m *vigilBPFMaps) Close() error {
 //
 // It can be passed to loadVigilBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type vigilBPFVariables struct {
-	BtfBody      *ebpf.Variable `ebpf:"btf_body"`
-	BtfClass     *ebpf.Variable `ebpf:"btf_class"`
-	BtfFlag      *ebpf.Variable `ebpf:"btf_flag"`
-	BtfHdr       *ebpf.Variable `ebpf:"btf_hdr"`
-	BtfHook      *ebpf.Variable `ebpf:"btf_hook"`
-	BtfKind      *ebpf.Variable `ebpf:"btf_kind"`
-	BtfOp        *ebpf.Variable `ebpf:"btf_op"`
-	BtfStage     *ebpf.Variable `ebpf:"btf_stage"`
-	CompleteArgs *ebpf.Variable `ebpf:"complete_args"`
-	Session      *ebpf.Variable `ebpf:"session"`
-	StopStage    *ebpf.Variable `ebpf:"stop_stage"`
-	WakeupBytes  *ebpf.Variable `ebpf:"wakeup_bytes"`
+	BtfBody     *ebpf.Variable `ebpf:"btf_body"`
+	BtfClass    *ebpf.Variable `ebpf:"btf_class"`
+	BtfFlag     *ebpf.Variable `ebpf:"btf_flag"`
+	BtfHdr      *ebpf.Variable `ebpf:"btf_hdr"`
+	BtfHook     *ebpf.Variable `ebpf:"btf_hook"`
+	BtfKind     *ebpf.Variable `ebpf:"btf_kind"`
+	BtfOp       *ebpf.Variable `ebpf:"btf_op"`
+	BtfStage    *ebpf.Variable `ebpf:"btf_stage"`
+	Session     *ebpf.Variable `ebpf:"session"`
+	StopStage   *ebpf.Variable `ebpf:"stop_stage"`
+	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // vigilBPFPrograms contains all programs after they have been loaded into the kernel.

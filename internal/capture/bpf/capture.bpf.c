@@ -104,9 +104,6 @@ struct {
 volatile const __u64 wakeup_bytes = 0;
 /* enum vigil_stage: only benchmarks set anything but VIGIL_STAGE_ALL. */
 volatile const __u32 stop_stage = VIGIL_STAGE_ALL;
-/* enum vigil_complete_args. The loader refuses a prototype it does not
- * know rather than let the program read one argument as another. */
-volatile const enum vigil_complete_args complete_args = VIGIL_COMPLETE_CQE;
 
 /* Set by the loader before each session, and by user space when the drain
  * starts (closed): tracked tasks still alive (outside the session cgroup)
@@ -1235,7 +1232,7 @@ int BPF_PROG(handle_io_uring_req_failed, void *sqe, void *req_)
  * opcode and result are recorded, and for an open the file; the other
  * operations' arguments are not decoded. */
 SEC("tp_btf/io_uring_complete")
-int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
+int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_)
 {
 	__u32 gen = session.gen;
 	if (!req_)
@@ -1265,23 +1262,13 @@ int BPF_PROG(handle_io_uring_complete, void *ctx_, void *req_, void *arg2)
 	}
 	if (followed)
 		count_in(gen, VIGIL_C_RING_DONE, VIGIL_KIND_IO_URING);
-	long res;
-	__u64 user_data;
-	if (complete_args == VIGIL_COMPLETE_VALUES) {
-		/* Before 6.13 the values come as arguments; the branch not
-		 * taken is dead code the verifier never sees, so the fourth
-		 * argument is read only where the prototype has it. */
-		user_data = (__u64)arg2;
-		res = (int)ctx[3];
-	} else {
-		/* From 6.13 the third argument is the CQE as posted, in the CQ
-		 * ring, which the workload has mapped writable: another thread
-		 * can rewrite it before this reads it. The request's own copy
-		 * (req->cqe, from which the kernel filled the slot) is kernel
-		 * memory. */
-		user_data = BPF_CORE_READ(req, cqe.user_data);
-		res = BPF_CORE_READ(req, cqe.res);
-	}
+	/* The result and user_data are the request's own (req->cqe), in
+	 * every argument list the loader accepts: before 6.13 the tracepoint
+	 * passes copies of them, from 6.13 a pointer to the CQE as posted, in
+	 * the CQ ring the workload maps writable, where another thread can
+	 * rewrite it before this reads it. Neither argument is read. */
+	long res = BPF_CORE_READ(req, cqe.res);
+	__u64 user_data = BPF_CORE_READ(req, cqe.user_data);
 	struct slot sl;
 	if (!begin(&sl, VIGIL_KIND_IO_URING, VIGIL_HOOK_IO_URING_COMPLETE, gen))
 		return 0;

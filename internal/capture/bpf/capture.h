@@ -95,13 +95,6 @@ enum vigil_stage {
 	VIGIL_STAGE_RESERVE,     /* reserve the ring space, then discard it */
 };
 
-/* How this kernel's io_uring_complete tracepoint passes the completion,
- * chosen by the loader from the tracepoint's BTF prototype. */
-enum vigil_complete_args {
-	VIGIL_COMPLETE_CQE = 0,  /* (ctx, req, struct io_uring_cqe *cqe): Linux 6.13 on */
-	VIGIL_COMPLETE_VALUES,   /* (ctx, req, u64 user_data, int res, ...): 5.17 to 6.12 */
-};
-
 /* Header flags. String i (0..3) has bits VIGIL_F_STR_* << (4*i). */
 enum vigil_flag {
 	VIGIL_F_FAULT = 1 << 0,      /* a kernel or user memory read failed */
