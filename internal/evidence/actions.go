@@ -154,24 +154,9 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 	case e.ExecFailed != nil:
 		return append(out, Action{Op: OpExec, Path: namePath(e.ExecFailed.Name), Failed: true})
 	case e.FileOp != nil:
-		f := e.FileOp
-		a := Action{Op: kindOp[e.Kind], Path: objectPath(f), Failed: f.Ret < 0}
-		switch e.Kind {
-		case wire.KindRename:
-			if f.NewName == nil {
-				return out
-			}
-			a.Op, a.To = OpRename, namePath(*f.NewName)
-		case wire.KindLink, wire.KindSymlink:
-			if f.NewName == nil {
-				return out
-			}
-			a.Op, a.Path = OpLink, namePath(*f.NewName)
+		if a, ok := fileOpAction(e.Kind, e.FileOp); ok {
+			return append(out, a)
 		}
-		if a.Op == "" {
-			return out
-		}
-		return append(out, a)
 	case e.Net != nil:
 		n := e.Net
 		a := Action{Op: kindOp[e.Kind], Endpoint: Endpoint{Family: n.Family, Addr: n.Addr, Port: n.Port}, Failed: n.Ret < 0}
@@ -186,30 +171,59 @@ func Actions(e *wire.Kernel, out []Action) []Action {
 	return out
 }
 
+// fileOpAction is the action of a file-tree change of kind k.
+func fileOpAction(k wire.Kind, f *wire.FileOp) (Action, bool) {
+	a := Action{Op: kindOp[k], Path: objectPath(f), Failed: f.Ret < 0}
+	switch k {
+	case wire.KindRename:
+		if f.NewName == nil {
+			return a, false
+		}
+		a.Op, a.To = OpRename, namePath(*f.NewName)
+	case wire.KindLink, wire.KindSymlink:
+		if f.NewName == nil {
+			return a, false
+		}
+		a.Op, a.Path = OpLink, namePath(*f.NewName)
+	}
+	return a, a.Op != ""
+}
+
+// ringFileKinds are the io_uring file-tree requests, by the kind of the
+// syscall each stands for.
+var ringFileKinds = map[string]wire.Kind{
+	"unlinkat": wire.KindUnlink, "mkdirat": wire.KindMkdir, "renameat": wire.KindRename,
+	"linkat": wire.KindLink, "symlinkat": wire.KindSymlink,
+}
+
 // ringFileOp is the action of an io_uring file-tree request whose names
 // the record has, as the syscall's would be. A relative name is no path:
 // the capture cannot tell the directory the kernel resolved it against
 // (the request's descriptor can be pointed elsewhere before the request
-// runs, or before it completes), so such a request is Unrecorded.
+// runs, or before it completes), so a request whose action needs one is
+// Unrecorded.
 func ringFileOp(u *wire.IOUring) (Action, bool) {
-	a := Action{Failed: u.Res < 0}
+	k, ok := ringFileKinds[wire.IOUringOp(u.Opcode)]
+	if !ok {
+		return Action{}, false
+	}
 	abs := func(n *wire.Name) bool {
 		return n != nil && !n.Missing && len(n.Requested) > 0 && n.Requested[0] == '/'
 	}
-	switch op := wire.IOUringOp(u.Opcode); {
-	case (op == "unlinkat" || op == "mkdirat") && abs(u.Name):
-		a.Op, a.Path = OpDelete, namePath(*u.Name)
-		if op == "mkdirat" {
-			a.Op = OpMkdir
-		}
-	case op == "renameat" && abs(u.Name) && abs(u.NewName):
-		a.Op, a.Path, a.To = OpRename, namePath(*u.Name), namePath(*u.NewName)
-	case (op == "linkat" || op == "symlinkat") && abs(u.NewName):
-		a.Op, a.Path = OpLink, namePath(*u.NewName)
+	// The names the action is on: the new one of a link, both of a
+	// rename, the only one otherwise.
+	switch k {
+	case wire.KindLink, wire.KindSymlink:
+		ok = abs(u.NewName)
+	case wire.KindRename:
+		ok = abs(u.Name) && abs(u.NewName)
 	default:
-		return a, false
+		ok = abs(u.Name)
 	}
-	return a, true
+	if !ok {
+		return Action{}, false
+	}
+	return fileOpAction(k, &wire.FileOp{Name: u.Name, NewName: u.NewName, Target: u.Target, Ret: u.Res})
 }
 
 func appendOpen(out []Action, p wire.Bytes, failed bool, access string, create, truncate, appendMode bool) []Action {
