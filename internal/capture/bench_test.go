@@ -132,14 +132,7 @@ func BenchmarkSyscall(b *testing.B) {
 				f = loop()
 				l.Close()
 			case 2:
-				c, err := Open(Config{CgroupPath: cg})
-				if err != nil {
-					b.Fatal(err)
-				}
-				k = loop()
-				if err := c.Close(); err != nil {
-					b.Fatal(err)
-				}
+				k = underCapture(b, cg, loop)
 			}
 		}
 		none, floor, capt, added = append(none, n), append(floor, f), append(capt, k), append(added, k-n)
@@ -174,14 +167,7 @@ func BenchmarkIOUringBystander(b *testing.B) {
 				n = loop()
 				continue
 			}
-			c, err := Open(Config{CgroupPath: cg})
-			if err != nil {
-				b.Fatal(err)
-			}
-			k = loop()
-			if err := c.Close(); err != nil {
-				b.Fatal(err)
-			}
+			k = underCapture(b, cg, loop)
 		}
 		none, capt, added = append(none, n), append(capt, k), append(added, k-n)
 	}
@@ -190,6 +176,19 @@ func BenchmarkIOUringBystander(b *testing.B) {
 	b.ReportMetric(median(capt), "capture-ns/request")
 	b.ReportMetric(median(added), "added-ns/request")
 	b.ReportMetric(0, "ns/op")
+}
+
+// underCapture runs measure while a capture of cgroup cg is open.
+func underCapture(b *testing.B, cg string, measure func() float64) float64 {
+	c, err := Open(Config{CgroupPath: cg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := measure()
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return v
 }
 
 // helperNs runs helper mode for n operations and returns the ns per
