@@ -78,8 +78,9 @@ type Capture struct {
 	cgroupID uint64
 	timings  Timings
 
-	rd *ringbuf.Reader
-	st *readerState
+	rd     *ringbuf.Reader
+	waiter *ringWaiter // nil: the reader blocks in rd
+	st     *readerState
 
 	detachOnce sync.Once
 	detached   chan struct{} // closed when every link is detached
@@ -252,7 +253,10 @@ func Open(cfg Config) (c *Capture, err error) {
 	}
 	c.sink = cfg.Sink
 	c.st = newReaderState(int(size), cfg.Sink, c.gen)
-	go c.st.run(c.rd)
+	// Without a waiter the reader blocks in the ring reader's own poll,
+	// which costs CPU, not correctness.
+	c.waiter, _ = newRingWaiter(c.objs.events.FD())
+	go c.st.run(c.rd, c.waiter)
 
 	// The fork probe goes first and the others follow in table order, so
 	// by the time the caller starts the run every probe is attached.
@@ -411,6 +415,7 @@ func (c *Capture) Close() error {
 		errs := []error{c.detachErr}
 		if c.rd != nil {
 			errs = append(errs, c.rd.Close())
+			c.interruptWait()
 			c.st.wait()
 		}
 		if c.objs.close != nil {
@@ -422,6 +427,14 @@ func (c *Capture) Close() error {
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr
+}
+
+// interruptWait wakes the reader if it is parked between reads, so that it
+// sees a flush or a close now rather than at its poll deadline.
+func (c *Capture) interruptWait() {
+	if c.waiter != nil {
+		c.waiter.interrupt()
+	}
 }
 
 // startDetach begins detaching every probe in the background. Finish calls

@@ -98,6 +98,7 @@ func (c *Capture) Finish(ctx context.Context) (*Result, error) {
 	if err := c.rd.Flush(); err != nil {
 		return nil, fmt.Errorf("capture: flush ring buffer reader: %w", err)
 	}
+	c.interruptWait()
 	c.st.wait()
 	// Nothing of the session can be emitted any more: stop tracing the
 	// host now; Close waits for the detach to complete.

@@ -230,17 +230,28 @@ func (p *passer) events() []wire.Kernel {
 }
 
 // run reads records until Close, or until Finish flushes the reader and the
-// drain ends.
-func (s *readerState) run(rd *ringbuf.Reader) {
+// drain ends. With a waiter, reads never block: the waiter parks the
+// goroutine between them.
+func (s *readerState) run(rd *ringbuf.Reader, w *ringWaiter) {
 	defer close(s.done)
 	defer s.end()
+	if w != nil {
+		defer w.close()
+	}
 	var rec ringbuf.Record
-	rd.SetDeadline(time.Now().Add(readPoll))
+	pending := func() bool { return rd.AvailableBytes() > 0 }
+	if w != nil {
+		rd.SetDeadline(time.Unix(1, 0))
+	} else {
+		rd.SetDeadline(time.Now().Add(readPoll))
+	}
 	for {
 		err := rd.ReadInto(&rec)
 		switch {
 		case err == nil:
 			s.handle(rec.RawSample)
+		case errors.Is(err, os.ErrDeadlineExceeded) && w != nil:
+			w.wait(readPoll, pending)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			rd.SetDeadline(time.Now().Add(readPoll))
 		case errors.Is(err, ringbuf.ErrFlushed):

@@ -1,0 +1,107 @@
+//go:build linux
+
+package capture
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+
+	"vigil/internal/testenv"
+)
+
+// TestRingWaiter checks that the reader parks in the runtime's poller on
+// this kernel (a fallback to a blocking read would pass every other test
+// and only cost CPU), and that a parked wait ends when it should.
+func TestRingWaiter(t *testing.T) {
+	testenv.RequireRoot(t)
+
+	t.Run("capture uses it", func(t *testing.T) {
+		c, err := Open(Config{CgroupPath: testCgroup(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if c.waiter == nil {
+			t.Fatal("the ring's descriptor was not taken by the runtime's poller: the reader blocks in epoll_wait")
+		}
+	})
+
+	ring, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.RingBuf, MaxEntries: 1 << 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.Close()
+	never := func() bool { return false }
+	newWaiter := func(t *testing.T) *ringWaiter {
+		w, err := newRingWaiter(ring.FD())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.close() })
+		return w
+	}
+
+	t.Run("ready returns at once", func(t *testing.T) {
+		w := newWaiter(t)
+		done := make(chan struct{})
+		go func() { w.wait(time.Hour, func() bool { return true }); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("wait parked although ready reported data")
+		}
+	})
+
+	t.Run("deadline ends a wait", func(t *testing.T) {
+		w := newWaiter(t)
+		done := make(chan struct{})
+		go func() { w.wait(20*time.Millisecond, never); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("wait outlived its deadline")
+		}
+	})
+
+	t.Run("interrupt ends this wait and every later one", func(t *testing.T) {
+		w := newWaiter(t)
+		parked := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			close(parked)
+			w.wait(time.Hour, never)
+			close(done)
+		}()
+		<-parked
+		time.Sleep(10 * time.Millisecond) // most likely parked by now; either order must end the wait
+		w.interrupt()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("interrupt left the wait parked")
+		}
+		later := make(chan struct{})
+		go func() { w.wait(time.Hour, never); close(later) }()
+		select {
+		case <-later:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a wait after interrupt parked")
+		}
+	})
+
+	t.Run("the descriptor is the waiter's own", func(t *testing.T) {
+		w, err := newRingWaiter(ring.FD())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		// Closing the duplicate leaves the ring's descriptor open.
+		if _, err := ring.Info(); err != nil {
+			t.Fatalf("ring map unusable after the waiter closed: %v", err)
+		}
+	})
+}
