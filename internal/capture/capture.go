@@ -416,7 +416,9 @@ func (c *Capture) Close() error {
 		if c.rd != nil {
 			errs = append(errs, c.rd.Close())
 			c.interruptWait()
-			c.st.wait()
+			if c.st != nil { // nil when Open failed before the reader started
+				c.st.wait()
+			}
 		}
 		if c.objs.close != nil {
 			c.objs.close()
