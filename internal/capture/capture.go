@@ -414,8 +414,10 @@ func (c *Capture) Close() error {
 		<-c.detached
 		errs := []error{c.detachErr}
 		if c.rd != nil {
-			errs = append(errs, c.rd.Close())
+			// The waiter first: its ready check reads the reader's
+			// mapping, which rd.Close unmaps.
 			c.interruptWait()
+			errs = append(errs, c.rd.Close())
 			if c.st != nil { // nil when Open failed before the reader started
 				c.st.wait()
 			}

@@ -5,7 +5,7 @@ package capture
 import (
 	"fmt"
 	"os"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,9 +21,13 @@ import (
 // A goroutine parked in the poller costs nothing until the kernel wakes the
 // ring's wait queue (or the deadline passes).
 type ringWaiter struct {
-	f       *os.File
-	rc      syscall.RawConn
-	stopped atomic.Bool
+	f  *os.File
+	rc syscall.RawConn
+	// mu orders the ready checks against interrupt: once interrupt has
+	// returned, ready is never called again, so the caller may then free
+	// what ready reads (the ring reader's mapping).
+	mu      sync.Mutex
+	stopped bool
 }
 
 // newRingWaiter waits on a duplicate of the ring's descriptor fd, which it
@@ -54,20 +58,28 @@ func newRingWaiter(fd int) (*ringWaiter, error) {
 	return &ringWaiter{f: f, rc: rc}, nil
 }
 
-// wait returns once ready reports true, the descriptor is readable, d has
-// passed or interrupt was called.
+// wait returns once ready reports true, d has passed or interrupt was
+// called. ready is checked first, then each time the kernel wakes the
+// ring's wait queue.
 func (w *ringWaiter) wait(d time.Duration, ready func() bool) {
 	// The deadline is set before stopped is read, and interrupt does the
 	// opposite: one of the two sees the other.
-	if w.f.SetReadDeadline(time.Now().Add(d)) != nil || w.stopped.Load() {
+	if w.f.SetReadDeadline(time.Now().Add(d)) != nil {
 		return
 	}
-	_ = w.rc.Read(func(uintptr) bool { return ready() || w.stopped.Load() })
+	_ = w.rc.Read(func(uintptr) bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.stopped || ready()
+	})
 }
 
-// interrupt ends the current wait, and every later one at once.
+// interrupt ends the current wait, and every later one at once. When it
+// returns, no ready check is running or will run.
 func (w *ringWaiter) interrupt() {
-	w.stopped.Store(true)
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
 	_ = w.f.SetReadDeadline(time.Unix(1, 0))
 }
 
