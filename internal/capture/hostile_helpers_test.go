@@ -624,6 +624,16 @@ func ioUringOverflowReuse(args []string) error {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+	// The file goes before the worker posts the completion: reaping now
+	// could make room for it, and nothing would overflow. Wait for the
+	// kernel's IORING_SQ_CQ_OVERFLOW flag instead.
+	sqFlags := (*uint32)(unsafe.Pointer(&r.ring[r.param(r.sqOff+16)]))
+	for i := 0; atomic.LoadUint32(sqFlags)&2 == 0; i++ {
+		if i == 500 {
+			return fmt.Errorf("the unlink's completion never overflowed the CQ ring")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	for range 2 * sq {
 		r.reap()
 	}
