@@ -48,24 +48,12 @@ func TestRingWaiter(t *testing.T) {
 
 	t.Run("ready returns at once", func(t *testing.T) {
 		w := newWaiter(t)
-		done := make(chan struct{})
-		go func() { w.wait(time.Hour, func() bool { return true }); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("wait parked although ready reported data")
-		}
+		mustEnd(t, "wait parked although ready reported data", func() { w.wait(time.Hour, func() bool { return true }) })
 	})
 
 	t.Run("deadline ends a wait", func(t *testing.T) {
 		w := newWaiter(t)
-		done := make(chan struct{})
-		go func() { w.wait(20*time.Millisecond, never); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("wait outlived its deadline")
-		}
+		mustEnd(t, "wait outlived its deadline", func() { w.wait(20*time.Millisecond, never) })
 	})
 
 	t.Run("interrupt ends this wait and every later one", func(t *testing.T) {
@@ -85,13 +73,7 @@ func TestRingWaiter(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("interrupt left the wait parked")
 		}
-		later := make(chan struct{})
-		go func() { w.wait(time.Hour, never); close(later) }()
-		select {
-		case <-later:
-		case <-time.After(30 * time.Second):
-			t.Fatal("a wait after interrupt parked")
-		}
+		mustEnd(t, "a wait after interrupt parked", func() { w.wait(time.Hour, never) })
 	})
 
 	t.Run("a record in the ring ends a parked wait", func(t *testing.T) {
@@ -160,4 +142,17 @@ func TestRingWaiter(t *testing.T) {
 			t.Fatalf("ring map unusable after the waiter closed: %v", err)
 		}
 	})
+}
+
+// mustEnd fails the test with why unless f returns within 30 s (a bound on
+// a hang, not a speed target).
+func mustEnd(t *testing.T, why string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal(why)
+	}
 }
